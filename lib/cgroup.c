@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+
+#include "cgroup.h"
+#include "util.h"
+
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+
+AgHierarchy *ag_hierarchy_free(AgHierarchy *h) {
+        if (!h)
+                return NULL;
+        free(h->mount);
+        free(h);
+        return NULL;
+}
+
+static bool has_token(const char *list, const char *sep, const char *token) {
+        size_t n = strlen(token);
+
+        for (const char *p = list; p && *p;) {
+                size_t l = strcspn(p, sep);
+                if (l == n && strncmp(p, token, n) == 0)
+                        return true;
+                p += l;
+                p += strspn(p, sep);
+        }
+        return false;
+}
+
+static void unescape_octal(char *s) {
+        char *w = s;
+
+        for (char *r = s; *r; r++) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+                    r[3] >= '0' && r[3] <= '7') {
+                        *w++ = (char) ((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+                        r += 3;
+                } else
+                        *w++ = *r;
+        }
+        *w = 0;
+}
+
+int ag_mountinfo_parse_line(char *line, char **ret_root, char **ret_mountpoint,
+                            char **ret_fstype, char **ret_superopts) {
+        char *field[5] = {}, *sep, *save = NULL, *tok;
+        unsigned i = 0;
+
+        /* "id parent maj:min root mountpoint opts [optional...] - fstype source superopts" */
+        sep = strstr(line, " - ");
+        if (!sep)
+                return -EINVAL;
+        *sep = 0;
+        for (tok = strtok_r(line, " ", &save); tok && i < 5; tok = strtok_r(NULL, " ", &save))
+                field[i++] = tok;
+        if (i < 5)
+                return -EINVAL;
+
+        char *fstype, *source, *superopts;
+        save = NULL;
+        fstype = strtok_r(sep + 3, " \n", &save);
+        source = fstype ? strtok_r(NULL, " \n", &save) : NULL;
+        superopts = source ? strtok_r(NULL, " \n", &save) : NULL;
+        if (!superopts)
+                return -EINVAL;
+
+        unescape_octal(field[3]);
+        unescape_octal(field[4]);
+        *ret_root = field[3];
+        *ret_mountpoint = field[4];
+        *ret_fstype = fstype;
+        *ret_superopts = superopts;
+        return 0;
+}
+
+/* Is a cgroup filesystem of that version (1 or 2) really reachable at path?
+ * mountinfo also lists mounts that a later mount has covered. */
+static bool is_cgroupfs(const char *path, int version) {
+        struct statfs sfs;
+
+        if (statfs(path, &sfs) < 0)
+                return false;
+        return (unsigned long) sfs.f_type ==
+               (unsigned long) (version == 2 ? CGROUP2_SUPER_MAGIC : CGROUP_SUPER_MAGIC);
+}
+
+static int v2_root_has_cpu(const char *mountpoint) {
+        _cleanup_close_ int fd = -1;
+        char buf[512];
+        int r;
+
+        fd = open(mountpoint, DIR_FLAGS);
+        if (fd < 0)
+                return negative_errno();
+        r = ag_read_small_file(fd, "cgroup.controllers", buf, sizeof buf);
+        if (r < 0)
+                return r;
+        return has_token(buf, " ", "cpu");
+}
+
+int ag_hierarchy_find(const char *mountinfo, AgHierarchy **ret) {
+        _cleanup_free_ char *v2_cpu = NULL, *v1_cpu = NULL, *v2_nocpu = NULL, *line = NULL;
+        FILE *f;
+        size_t allocated = 0;
+
+        f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "re");
+        if (!f)
+                return negative_errno();
+
+        while (getline(&line, &allocated, f) > 0) {
+                char *root, *mp, *fstype, *opts;
+
+                if (ag_mountinfo_parse_line(line, &root, &mp, &fstype, &opts) < 0)
+                        continue;
+                if (strcmp(root, "/") != 0)
+                        continue;       /* a bind mount of a sub-cgroup: paths would not match */
+                if (strcmp(fstype, "cgroup2") == 0) {
+                        if (!is_cgroupfs(mp, 2))
+                                continue;
+                        int r = v2_root_has_cpu(mp);
+                        char **slot = r > 0 ? &v2_cpu : &v2_nocpu;
+                        if (!*slot && !(*slot = strdup(mp))) {
+                                fclose(f);
+                                return -ENOMEM;
+                        }
+                } else if (strcmp(fstype, "cgroup") == 0 && has_token(opts, ",", "cpu") && is_cgroupfs(mp, 1)) {
+                        if (!v1_cpu && !(v1_cpu = strdup(mp))) {
+                                fclose(f);
+                                return -ENOMEM;
+                        }
+                }
+        }
+        fclose(f);
+
+        AgHierarchy *h = calloc(1, sizeof *h);
+        if (!h)
+                return -ENOMEM;
+        if (v2_cpu) {
+                *h = (AgHierarchy) { .version = 2, .mount = TAKE_PTR(v2_cpu), .has_cpu = true };
+        } else if (v1_cpu) {
+                *h = (AgHierarchy) { .version = 1, .mount = TAKE_PTR(v1_cpu), .has_cpu = true };
+        } else if (v2_nocpu) {
+                *h = (AgHierarchy) { .version = 2, .mount = TAKE_PTR(v2_nocpu), .has_cpu = false };
+        } else {
+                free(h);
+                return -ENOENT;
+        }
+        *ret = h;
+        return 0;
+}
+
+int ag_hierarchy_from_mount(const char *path, AgHierarchy **ret) {
+        _cleanup_close_ int fd = -1;
+        struct statfs sfs;
+        AgHierarchy *h;
+        int r;
+
+        fd = open(path, DIR_FLAGS);
+        if (fd < 0)
+                return negative_errno();
+        if (fstatfs(fd, &sfs) < 0)
+                return negative_errno();
+
+        h = calloc(1, sizeof *h);
+        if (!h)
+                return -ENOMEM;
+        h->mount = strdup(path);
+        if (!h->mount) {
+                free(h);
+                return -ENOMEM;
+        }
+        if ((unsigned long) sfs.f_type == (unsigned long) CGROUP2_SUPER_MAGIC) {
+                h->version = 2;
+                r = v2_root_has_cpu(path);
+                h->has_cpu = r > 0;
+        } else if ((unsigned long) sfs.f_type == (unsigned long) CGROUP_SUPER_MAGIC) {
+                h->version = 1;
+                h->has_cpu = faccessat(fd, "cpu.shares", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+        } else {
+                ag_hierarchy_free(h);
+                return -ENOTDIR;
+        }
+        *ret = h;
+        return 0;
+}
+
+int ag_hierarchy_open(const AgHierarchy *h, int *ret_fd) {
+        int fd = open(h->mount, DIR_FLAGS);
+        if (fd < 0)
+                return negative_errno();
+        *ret_fd = fd;
+        return 0;
+}
+
+static bool name_is_component(const char *name) {
+        return name && *name && !strchr(name, '/') && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
+               strlen(name) < NAME_MAX;
+}
+
+int ag_cg_open(int dirfd, const char *name, int *ret_fd) {
+        int fd;
+
+        if (!name_is_component(name))
+                return -EINVAL;
+        fd = openat(dirfd, name, DIR_FLAGS);
+        if (fd < 0)
+                return negative_errno();
+        *ret_fd = fd;
+        return 0;
+}
+
+int ag_cg_mkdir_open(int dirfd, const char *name, bool *ret_created, int *ret_fd) {
+        int r = -ENOENT;
+
+        if (!name_is_component(name))
+                return -EINVAL;
+        /* A concurrent rmdir may remove an existing group between mkdirat()
+         * and openat(): then make it again. */
+        for (unsigned i = 0; i < 16 && r == -ENOENT; i++) {
+                bool created = true;
+
+                if (mkdirat(dirfd, name, 0755) < 0) {
+                        if (errno != EEXIST)
+                                return negative_errno();
+                        created = false;
+                }
+                r = ag_cg_open(dirfd, name, ret_fd);
+                if (r >= 0 && ret_created)
+                        *ret_created = created;
+        }
+        return r;
+}
+
+int ag_cg_open_path(int rootfd, const char *path, int *ret_fd) {
+        _cleanup_free_ char *copy = NULL;
+        _cleanup_close_ int fd = -1;
+        char *save = NULL;
+
+        copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        fd = openat(rootfd, ".", DIR_FLAGS);
+        if (fd < 0)
+                return negative_errno();
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                int next, r;
+
+                r = ag_cg_open(fd, c, &next);
+                if (r < 0)
+                        return r;
+                safe_close(fd);
+                fd = next;
+        }
+        *ret_fd = take_fd(&fd);
+        return 0;
+}
+
+int ag_cg_attach(int cgfd, pid_t pid) {
+        char buf[32];
+
+        snprintf(buf, sizeof buf, "%" PRIiMAX "\n", (intmax_t) pid);
+        return ag_write_file(cgfd, "cgroup.procs", buf);
+}
+
+int ag_cg_delegate(const AgHierarchy *h, int cgfd, uid_t uid, gid_t gid) {
+        static const char *const v1_files[] = { "cgroup.procs", "tasks" };
+        static const char *const v2_files[] = { "cgroup.procs", "cgroup.threads", "cgroup.subtree_control" };
+        const char *const *files = h->version == 2 ? v2_files : v1_files;
+        size_t n = h->version == 2 ? ELEMENTSOF(v2_files) : ELEMENTSOF(v1_files);
+
+        if (fchown(cgfd, uid, gid) < 0)
+                return negative_errno();
+        for (size_t i = 0; i < n; i++)
+                if (fchownat(cgfd, files[i], uid, gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT)
+                        return negative_errno();
+        return 0;
+}
+
+int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd) {
+        char buf[512];
+        int r;
+
+        if (h->version != 2)
+                return 0;
+        r = ag_read_small_file(cgfd, "cgroup.subtree_control", buf, sizeof buf);
+        if (r < 0)
+                return r;
+        if (has_token(buf, " ", "cpu"))
+                return 0;
+        return ag_write_file(cgfd, "cgroup.subtree_control", "+cpu");
+}
+
+int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing) {
+        bool idle_missing = false;
+        char buf[64];
+        int r;
+
+        /* The kernel refuses a weight change on an idle group: clear idle
+         * first, or set idle alone (the weight does not matter then). */
+        r = ag_write_file(cgfd, "cpu.idle", v->idle ? "1" : "0");
+        if (r == -ENOENT)
+                idle_missing = true;
+        else if (r < 0)
+                return r;
+
+        if (!v->idle || idle_missing) {
+                snprintf(buf, sizeof buf, "%lu", v->weight);
+                r = ag_write_file(cgfd, h->version == 2 ? "cpu.weight" : "cpu.shares", buf);
+                if (r < 0)
+                        return r;
+        }
+
+        if (h->version == 2) {
+                r = ag_format_cpu_max(v, buf, sizeof buf);
+                if (r < 0)
+                        return r;
+                r = ag_write_file(cgfd, "cpu.max", buf);
+                if (r < 0)
+                        return r;
+        } else {
+                /* Clear the quota before changing the period, then set it. */
+                r = ag_write_file(cgfd, "cpu.cfs_quota_us", "-1");
+                if (r < 0)
+                        return r;
+                snprintf(buf, sizeof buf, "%lu", v->period_us);
+                r = ag_write_file(cgfd, "cpu.cfs_period_us", buf);
+                if (r < 0)
+                        return r;
+                if (v->quota_us >= 0) {
+                        snprintf(buf, sizeof buf, "%lld", v->quota_us);
+                        r = ag_write_file(cgfd, "cpu.cfs_quota_us", buf);
+                        if (r < 0)
+                                return r;
+                }
+        }
+
+        if (ret_idle_missing)
+                *ret_idle_missing = idle_missing && v->idle;
+        return 0;
+}
+
+int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
+        _cleanup_free_ char *line = NULL;
+        char fn[64];
+        size_t allocated = 0;
+        ssize_t n;
+        FILE *f;
+
+        if (pid > 0)
+                snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/cgroup", (intmax_t) pid);
+        else
+                snprintf(fn, sizeof fn, "/proc/self/cgroup");
+        f = fopen(fn, "re");
+        if (!f)
+                return negative_errno();
+
+        while ((n = getline(&line, &allocated, f)) > 0) {
+                char *ctrl, *path;
+
+                if (line[n - 1] == '\n')
+                        line[n - 1] = 0;
+                ctrl = strchr(line, ':');
+                if (!ctrl)
+                        continue;
+                ctrl++;
+                path = strchr(ctrl, ':');
+                if (!path)
+                        continue;
+                *path++ = 0;
+                bool match = h->version == 2 ? (strncmp(line, "0:", 2) == 0 && *ctrl == 0)
+                                             : has_token(ctrl, ",", "cpu");
+                if (!match)
+                        continue;
+                char *s = strdup(path);
+                fclose(f);
+                if (!s)
+                        return -ENOMEM;
+                *ret = s;
+                return 0;
+        }
+        fclose(f);
+        return -ENOENT;
+}
+
+static int remove_below(int fd, unsigned depth, unsigned *budget, unsigned *removed) {
+        DIR *d;
+        struct dirent *de;
+        int dfd;
+
+        if (depth == 0)
+                return 0;
+        dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (dfd < 0)
+                return negative_errno();
+        d = fdopendir(dfd);
+        if (!d) {
+                safe_close(dfd);
+                return negative_errno();
+        }
+        while ((de = readdir(d))) {
+                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;       /* cgroupfs fills d_type; a link or a file is never descended */
+                (void) ag_cg_remove_empty(fd, de->d_name, depth - 1, budget, removed);
+        }
+        closedir(d);
+        return 0;
+}
+
+int ag_cg_remove_empty(int dirfd, const char *name, unsigned max_depth, unsigned *budget,
+                       unsigned *ret_removed) {
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        if (budget) {
+                if (*budget == 0)
+                        return -E2BIG;
+                (*budget)--;
+        }
+        r = ag_cg_open(dirfd, name, &fd);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        r = remove_below(fd, max_depth, budget, ret_removed);
+        if (r < 0)
+                return r;
+        fd = safe_close(fd);
+        if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0) {
+                if (errno == ENOENT)
+                        return 0;
+                if (errno == ENOTEMPTY)
+                        return -EBUSY;
+                return negative_errno();
+        }
+        if (ret_removed)
+                (*ret_removed)++;
+        return 0;
+}
+
+int ag_cg_count_procs(int cgfd) {
+        _cleanup_close_ int fd = -1;
+        char buf[4096];
+        ssize_t n;
+        int count = 0;
+
+        fd = openat(cgfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        while ((n = read(fd, buf, sizeof buf)) > 0)
+                for (ssize_t i = 0; i < n; i++)
+                        if (buf[i] == '\n')
+                                count++;
+        if (n < 0)
+                return negative_errno();
+        return count;
+}

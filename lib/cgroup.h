@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Direct cgroupfs access, relative to directory file descriptors.
+ *
+ * Every directory is opened with O_DIRECTORY|O_NOFOLLOW, every file with
+ * O_NOFOLLOW, and paths are walked one component at a time: nothing here
+ * follows a symbolic link or a path string a user could have influenced. */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "policy.h"
+
+typedef struct AgHierarchy {
+        int version;                   /* 1 or 2 */
+        char *mount;                   /* mount point of the hierarchy that has (or should have) cpu */
+        bool has_cpu;                  /* v2: "cpu" in the root's cgroup.controllers; v1: always */
+} AgHierarchy;
+
+/* Finds the cpu hierarchy from a mountinfo file (NULL: /proc/self/mountinfo).
+ * Prefers a cgroup2 mount whose root offers "cpu", then a v1 mount with the cpu
+ * controller, then a cgroup2 mount without cpu (has_cpu false). -ENOENT when
+ * no cgroup filesystem is mounted. */
+int ag_hierarchy_find(const char *mountinfo, AgHierarchy **ret);
+
+/* Uses the cgroup filesystem mounted at path (statfs decides the version). */
+int ag_hierarchy_from_mount(const char *path, AgHierarchy **ret);
+
+AgHierarchy *ag_hierarchy_free(AgHierarchy *h);
+
+/* Opens the hierarchy's mount point as a directory fd. */
+int ag_hierarchy_open(const AgHierarchy *h, int *ret_fd);
+
+/* Splits one mountinfo line. Pointers go into line, which is modified;
+ * octal escapes in the mount point are decoded. */
+int ag_mountinfo_parse_line(char *line, char **ret_root, char **ret_mountpoint,
+                            char **ret_fstype, char **ret_superopts);
+
+/* Opens name below dirfd as a directory, never following a symlink. */
+int ag_cg_open(int dirfd, const char *name, int *ret_fd);
+
+/* mkdirat + open; EEXIST counts as success. *ret_created tells which. */
+int ag_cg_mkdir_open(int dirfd, const char *name, bool *ret_created, int *ret_fd);
+
+/* Walks a cgroup path ("/a/b/c") below rootfd component by component. */
+int ag_cg_open_path(int rootfd, const char *path, int *ret_fd);
+
+/* Moves a process into the cgroup (cgroup.procs). */
+int ag_cg_attach(int cgfd, pid_t pid);
+
+/* Hands the cgroup to uid:gid the way cgroup delegation expects: the
+ * directory, cgroup.procs, and on v2 cgroup.threads and cgroup.subtree_control,
+ * on v1 tasks. Never any cpu.* file. */
+int ag_cg_delegate(const AgHierarchy *h, int cgfd, uid_t uid, gid_t gid);
+
+/* v2: makes sure "cpu" is in cgroup.subtree_control. A no-op on v1. */
+int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd);
+
+/* Writes weight, cap and idle flag. A missing cpu.idle is ignored (old
+ * kernels) and reported through *ret_idle_missing when not NULL. */
+int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing);
+
+/* Reads the cgroup path of pid in the hierarchy from /proc/PID/cgroup. */
+int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret);
+
+/* Removes dirfd/name and every empty cgroup below it, bottom up, without
+ * following symlinks, at most max_depth levels deep and visiting at most
+ * *budget directories (decremented as it goes). Cgroups that still hold
+ * processes stay. Returns 0 when name is gone (removed now or already
+ * missing), -EBUSY when it stayed, or another -errno. *ret_removed (may be
+ * NULL) is increased by the number of directories removed. */
+int ag_cg_remove_empty(int dirfd, const char *name, unsigned max_depth, unsigned *budget,
+                       unsigned *ret_removed);
+
+/* Counts processes listed in cgroup.procs (v1: of this cgroup only). */
+int ag_cg_count_procs(int cgfd);

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Parser for autogroup.conf and the autogroup.d drop-ins.
+ *
+ * Syntax, one rule a line, '#' starts a comment:
+ *     <domain> <item> <value>
+ * domain: user name | @group | min:max uid range (either end open) | *
+ * item:   weight (1..10000) | max (N% or none) | sessions (yes|no) | idle (yes|no)
+ *
+ * Malformed lines are reported through the error callback (file, line,
+ * message) and skipped; the rest of the file still applies. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define AG_WEIGHT_MIN 1
+#define AG_WEIGHT_MAX 10000
+#define AG_WEIGHT_DEFAULT 100
+#define AG_MAX_PCT_MAX 102400          /* 1024 CPUs */
+#define AG_LINE_MAX 1024               /* longer lines are an error */
+#define AG_NAME_MAX 256                /* longest user or group name */
+
+typedef enum AgDomainKind {
+        AG_DOMAIN_ALL,                 /* "*" */
+        AG_DOMAIN_RANGE,               /* "min:max" */
+        AG_DOMAIN_GROUP,               /* "@group" */
+        AG_DOMAIN_USER,                /* "name" */
+        _AG_DOMAIN_KIND_MAX,
+} AgDomainKind;                        /* ordered by precedence, lowest first */
+
+typedef enum AgItem {
+        AG_ITEM_WEIGHT,
+        AG_ITEM_MAX,
+        AG_ITEM_SESSIONS,
+        AG_ITEM_IDLE,
+        _AG_ITEM_MAX,
+} AgItem;
+
+#define AG_MAX_NONE (-1L)              /* value of "max none" */
+
+typedef struct AgRule {
+        AgDomainKind kind;
+        char *name;                    /* user or group name (without '@'); NULL otherwise */
+        uid_t uid_min, uid_max;        /* AG_DOMAIN_RANGE; open ends are 0 / (uid_t)-1 - 1 */
+        AgItem item;
+        long value;                    /* weight; max in percent or AG_MAX_NONE; 0/1 for booleans */
+        const char *file;              /* points into AgConfig.files, valid as long as the config */
+        unsigned line;
+} AgRule;
+
+typedef struct AgConfig {
+        AgRule *rules;                 /* in file order: main file first, then drop-ins in lexical order */
+        size_t n_rules;
+        char **files;                  /* every file name a rule refers to */
+        size_t n_files;
+} AgConfig;
+
+/* Called once for every error: file is the path (or NULL for errors not tied
+ * to a file), line is 0 when the error concerns the whole file. */
+typedef void (*ag_error_fn)(void *userdata, const char *file, unsigned line, const char *message);
+
+enum {
+        /* Accept files not owned by root or writable by others. Only for
+         * unit tests and for "autogroup check" on a file given by hand. */
+        AG_CONFIG_TRUST_ANY_OWNER = 1 << 0,
+        /* Do not read the drop-in directory. */
+        AG_CONFIG_NO_DROPINS      = 1 << 1,
+};
+
+const char *ag_item_to_string(AgItem item);
+const char *ag_domain_kind_to_string(AgDomainKind kind);
+
+/* Parse one line (without its newline). On success with a rule, *ret_rule is
+ * filled (name allocated) and 1 is returned; 0 for a blank or comment line;
+ * -EINVAL for a malformed line with *ret_error set to a static message. */
+int ag_config_parse_line(const char *line, AgRule *ret_rule, const char **ret_error);
+
+/* Parse a file's contents into config. Errors go to the callback. Returns the
+ * number of errors found (>= 0), or -errno when memory runs out. */
+int ag_config_parse_buffer(AgConfig *config, const char *file, const char *buf, size_t size,
+                           ag_error_fn error, void *userdata);
+
+/* Read the main file at path and then every <stem>.d/\*.conf next to it (stem
+ * is path without a trailing ".conf"), in lexical order. A missing main file
+ * or drop-in directory is not an error; an unreadable, unsafe or malformed one
+ * is reported and skipped. Returns the number of errors reported (>= 0) with
+ * *ret set, or -errno (only -ENOMEM) leaving *ret untouched. */
+int ag_config_load(const char *path, unsigned flags, ag_error_fn error, void *userdata, AgConfig **ret);
+
+/* Builds the drop-in directory name for a main config path. */
+int ag_config_dropin_dir(const char *path, char **ret);
+
+AgConfig *ag_config_free(AgConfig *config);

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policy.h"
+
+void ag_policy_init(AgPolicy *ret) {
+        *ret = (AgPolicy) {
+                .weight = AG_WEIGHT_DEFAULT,
+                .max_pct = AG_MAX_NONE,
+                .sessions = true,
+                .idle = false,
+        };
+}
+
+/* in_group answers, so that each distinct group is asked about at most once
+ * per resolve. Past GROUP_CACHE_SIZE distinct groups the answers are simply
+ * not remembered any more. */
+#define GROUP_CACHE_SIZE 32
+
+typedef struct GroupAnswer {
+        const char *name;
+        bool member;
+} GroupAnswer;
+
+typedef struct GroupCache {
+        GroupAnswer entries[GROUP_CACHE_SIZE];
+        size_t n;
+} GroupCache;
+
+static bool in_group_cached(GroupCache *cache, const char *group,
+                            ag_in_group_fn in_group, void *userdata) {
+        bool member;
+
+        for (size_t i = 0; i < cache->n; i++)
+                if (strcmp(cache->entries[i].name, group) == 0)
+                        return cache->entries[i].member;
+
+        member = in_group(userdata, group) > 0;   /* errors count as "no" */
+        if (cache->n < GROUP_CACHE_SIZE)
+                cache->entries[cache->n++] = (GroupAnswer) { group, member };
+        return member;
+}
+
+static bool rule_matches(const AgRule *rule, const char *user, uid_t uid,
+                         ag_in_group_fn in_group, void *userdata, GroupCache *cache) {
+        switch (rule->kind) {
+        case AG_DOMAIN_ALL:
+                return true;
+        case AG_DOMAIN_RANGE:
+                return rule->uid_min <= uid && uid <= rule->uid_max;
+        case AG_DOMAIN_GROUP:
+                return in_group && rule->name && in_group_cached(cache, rule->name, in_group, userdata);
+        case AG_DOMAIN_USER:
+                return user && rule->name && strcmp(rule->name, user) == 0;
+        default:
+                return false;
+        }
+}
+
+void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
+                       ag_in_group_fn in_group, void *userdata, AgPolicy *ret) {
+        const AgRule *best[_AG_ITEM_MAX] = {};
+        size_t unresolved = _AG_ITEM_MAX;
+        GroupCache cache = {};
+        AgPolicy p;
+
+        /* From the strongest class down, and within a class from the last
+         * rule up: the first match for an item is the winner. This way a
+         * group is never looked up when a user rule already decided every
+         * item it could set. */
+        for (int kind = _AG_DOMAIN_KIND_MAX - 1; config && kind >= 0 && unresolved > 0; kind--)
+                for (size_t i = config->n_rules; i > 0 && unresolved > 0; i--) {
+                        const AgRule *rule = &config->rules[i - 1];
+
+                        if ((int) rule->kind != kind || (unsigned) rule->item >= _AG_ITEM_MAX ||
+                            best[rule->item])
+                                continue;
+                        if (!rule_matches(rule, user, uid, in_group, userdata, &cache))
+                                continue;
+                        best[rule->item] = rule;
+                        unresolved--;
+                }
+
+        ag_policy_init(&p);
+        if (best[AG_ITEM_WEIGHT])
+                p.weight = (unsigned) best[AG_ITEM_WEIGHT]->value;
+        if (best[AG_ITEM_MAX])
+                p.max_pct = best[AG_ITEM_MAX]->value;
+        if (best[AG_ITEM_SESSIONS])
+                p.sessions = best[AG_ITEM_SESSIONS]->value != 0;
+        if (best[AG_ITEM_IDLE])
+                p.idle = best[AG_ITEM_IDLE]->value != 0;
+        for (size_t i = 0; i < _AG_ITEM_MAX; i++)
+                p.source[i] = best[i];
+
+        *ret = p;
+}
+
+unsigned long ag_weight_to_shares(unsigned weight) {
+        unsigned long shares = (unsigned long) weight * 1024UL / 100UL;
+
+        return shares < 2 ? 2 : shares;
+}
+
+void ag_policy_to_values(const AgPolicy *policy, int cgroup_version, AgCgValues *ret) {
+        *ret = (AgCgValues) {
+                .weight = cgroup_version == 1 ? ag_weight_to_shares(policy->weight) : policy->weight,
+                .quota_us = policy->max_pct < 0 ? -1 :
+                            (long long) policy->max_pct * (long long) AG_CPU_PERIOD_US / 100,
+                .period_us = AG_CPU_PERIOD_US,
+                .idle = policy->idle,
+        };
+}
+
+int ag_format_cpu_max(const AgCgValues *values, char *buf, size_t size) {
+        char text[64];                  /* "%lld %lu" always fits */
+        int n;
+
+        if (!values || (!buf && size > 0))
+                return -EINVAL;
+
+        if (values->quota_us < 0)
+                n = snprintf(text, sizeof(text), "max %lu", values->period_us);
+        else
+                n = snprintf(text, sizeof(text), "%lld %lu", values->quota_us, values->period_us);
+        if (n < 0 || (size_t) n >= sizeof(text))
+                return -EIO;
+        if ((size_t) n >= size)
+                return -ENOBUFS;        /* buf untouched */
+
+        memcpy(buf, text, (size_t) n + 1);
+        return 0;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+/* The effective policy for one user, with the rule that set each item (NULL
+ * for a built-in default). */
+typedef struct AgPolicy {
+        unsigned weight;               /* 1..10000, default 100 */
+        long max_pct;                  /* AG_MAX_NONE or percent of one CPU */
+        bool sessions;                 /* default true */
+        bool idle;                     /* default false */
+        const AgRule *source[_AG_ITEM_MAX];
+} AgPolicy;
+
+/* Answers whether the user is a member of group (primary or supplementary).
+ * Returns > 0 for yes, 0 for no, < 0 on error (treated as no). */
+typedef int (*ag_in_group_fn)(void *userdata, const char *group);
+
+void ag_policy_init(AgPolicy *ret);
+
+/* Resolve every item independently: a user-name rule beats an @group rule,
+ * which beats a uid range, which beats "*"; within one class the later rule
+ * wins. in_group may be NULL (no group rule matches). */
+void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
+                       ag_in_group_fn in_group, void *userdata, AgPolicy *ret);
+
+/* Interface file values for a cgroup version. */
+typedef struct AgCgValues {
+        unsigned long weight;          /* v2 cpu.weight or v1 cpu.shares */
+        long long quota_us;            /* -1 for unlimited */
+        unsigned long period_us;
+        bool idle;
+} AgCgValues;
+
+#define AG_CPU_PERIOD_US 100000UL
+
+/* v1 shares = weight * 1024 / 100, the kernel's minimum of 2 enforced. */
+unsigned long ag_weight_to_shares(unsigned weight);
+void ag_policy_to_values(const AgPolicy *policy, int cgroup_version, AgCgValues *ret);
+
+/* Formats the v2 cpu.max line into buf ("max 100000" or "<quota> <period>"). */
+int ag_format_cpu_max(const AgCgValues *values, char *buf, size_t size);

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "session.h"
+#include "util.h"
+
+/* How often open starts over when a concurrent close or sweep removed the
+ * user group or the fresh session under its feet. */
+#define OPEN_RETRIES 16
+/* Names tried for one session before giving up. */
+#define NAME_ATTEMPTS 32
+
+AgSession *ag_session_free(AgSession *s) {
+        if (!s)
+                return NULL;
+        free(s->root);
+        free(s->name);
+        free(s->origin);
+        free(s->path);
+        free(s);
+        return NULL;
+}
+
+int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, char *buf, size_t size) {
+        int n;
+
+        if (audit_session != AG_AUDIT_SESSION_UNSET)
+                n = attempt == 0 ? snprintf(buf, size, "s%lu", audit_session)
+                                 : snprintf(buf, size, "s%lu-%u", audit_session, attempt);
+        else if (pid > 0)
+                n = attempt == 0 ? snprintf(buf, size, "p%" PRIiMAX, (intmax_t) pid)
+                                 : snprintf(buf, size, "p%" PRIiMAX "-%u", (intmax_t) pid, attempt);
+        else
+                return -EINVAL;
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
+int ag_user_group_name(uid_t uid, char *buf, size_t size) {
+        int n = snprintf(buf, size, AG_USER_PREFIX "%" PRIuMAX, (uintmax_t) uid);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
+int ag_user_group_parse(const char *name, uid_t *ret_uid) {
+        unsigned long v;
+        int r;
+
+        if (strncmp(name, AG_USER_PREFIX, strlen(AG_USER_PREFIX)) != 0)
+                return -EINVAL;
+        r = ag_safe_atoul(name + strlen(AG_USER_PREFIX), (uid_t) -2, &v);
+        if (r < 0)
+                return r;
+        /* "user-007" is not ours: only the canonical spelling is. */
+        if (name[strlen(AG_USER_PREFIX)] == '0' && v != 0)
+                return -EINVAL;
+        *ret_uid = (uid_t) v;
+        return 0;
+}
+
+unsigned long ag_audit_session_self(void) {
+        _cleanup_close_ int fd = -1;
+        unsigned long v;
+        char buf[32];
+        ssize_t n;
+
+        fd = open("/proc/self/sessionid", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return AG_AUDIT_SESSION_UNSET;
+        n = read(fd, buf, sizeof buf - 1);
+        if (n <= 0)
+                return AG_AUDIT_SESSION_UNSET;
+        buf[n] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        if (ag_safe_atoul(buf, AG_AUDIT_SESSION_UNSET, &v) < 0)
+                return AG_AUDIT_SESSION_UNSET;
+        return v;
+}
+
+static bool retryable(int r) {
+        /* The group went away between two steps: a concurrent close or sweep. */
+        return r == -ENOENT || r == -ENODEV;
+}
+
+static int apply_user_policy(const AgHierarchy *h, int ufd, const AgPolicy *policy) {
+        AgCgValues v;
+
+        if (!h->has_cpu)
+                return 0;
+        ag_policy_to_values(policy, h->version, &v);
+        return ag_cg_apply(h, ufd, &v, NULL);
+}
+
+/* Makes the session directory and its login/ leaf, delegates both, moves pid
+ * in. On failure removes what it made. */
+static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pid_t pid, char **ret_name,
+                        const char **what) {
+        _cleanup_close_ int sfd = -1, lfd = -1;
+        char name[64];
+        int r;
+
+        for (unsigned attempt = 0;; attempt++) {
+                if (attempt >= NAME_ATTEMPTS) {
+                        *what = "find a free session name";
+                        return -EEXIST;
+                }
+                r = ag_session_name(p->audit_session, pid, attempt, name, sizeof name);
+                if (r < 0) {
+                        *what = "name the session";
+                        return r;
+                }
+                if (mkdirat(ufd, name, 0755) == 0)
+                        break;
+                if (errno != EEXIST) {
+                        *what = "create the session group";
+                        return negative_errno();
+                }
+        }
+
+        r = ag_cg_open(ufd, name, &sfd);
+        if (r < 0) {
+                *what = "open the session group";
+                goto fail;
+        }
+        if (h->version == 2) {
+                char buf[32];
+                snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DESCENDANTS);
+                (void) ag_write_file(sfd, "cgroup.max.descendants", buf);
+                if (h->has_cpu) {
+                        r = ag_cg_enable_cpu(h, sfd);
+                        if (r < 0) {
+                                *what = "enable cpu in the session group";
+                                goto fail;
+                        }
+                }
+        }
+        r = ag_cg_mkdir_open(sfd, AG_LOGIN_LEAF, NULL, &lfd);
+        if (r < 0) {
+                *what = "create the login leaf";
+                goto fail;
+        }
+        r = ag_cg_delegate(h, sfd, p->uid, p->gid);
+        if (r >= 0)
+                r = ag_cg_delegate(h, lfd, p->uid, p->gid);
+        if (r < 0) {
+                *what = "delegate the session group";
+                goto fail;
+        }
+        r = ag_cg_attach(lfd, pid);
+        if (r < 0) {
+                *what = r == -EINVAL && h->version == 1 ? "move the process into the login leaf "
+                                                          "(a real-time task, which stays where it is)"
+                                                        : "move the process into the login leaf";
+                goto fail;
+        }
+
+        char *s = strdup(name);
+        if (!s) {
+                /* The process is in; leave the session for close/gc to handle. */
+                *what = "allocate memory";
+                return -ENOMEM;
+        }
+        *ret_name = s;
+        return 0;
+
+fail:
+        lfd = safe_close(lfd);
+        sfd = safe_close(sfd);
+        (void) ag_cg_remove_empty(ufd, name, AG_SESSION_MAX_DEPTH, NULL, NULL);
+        return r;
+}
+
+int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret, const char **ret_what) {
+        _cleanup_close_ int mfd = -1, rfd = -1;
+        _cleanup_free_ char *origin = NULL, *name = NULL, *path = NULL;
+        const char *what = NULL, *root = p->root ? p->root : AG_ROOT_DEFAULT;
+        pid_t pid = p->pid > 0 ? p->pid : getpid();
+        char ugroup[64];
+        bool created;
+        int r;
+
+        r = ag_user_group_name(p->uid, ugroup, sizeof ugroup);
+        if (r < 0) {
+                what = "name the user group";
+                goto finish;
+        }
+        r = ag_hierarchy_open(h, &mfd);
+        if (r < 0) {
+                what = "open the cgroup hierarchy";
+                goto finish;
+        }
+        (void) ag_cg_pid_path(h, pid, &origin);
+
+        if (h->has_cpu) {
+                r = ag_cg_enable_cpu(h, mfd);
+                if (r < 0) {
+                        what = "enable cpu in the hierarchy root";
+                        goto finish;
+                }
+        }
+        r = ag_cg_mkdir_open(mfd, root, &created, &rfd);
+        if (r < 0) {
+                what = "create the root group";
+                goto finish;
+        }
+        if (created)
+                (void) fchmod(rfd, 0755);
+        if (h->has_cpu) {
+                r = ag_cg_enable_cpu(h, rfd);
+                if (r < 0) {
+                        what = "enable cpu in the root group";
+                        goto finish;
+                }
+        }
+
+        for (unsigned i = 0;; i++) {
+                _cleanup_close_ int ufd = -1;
+
+                r = ag_cg_mkdir_open(rfd, ugroup, &created, &ufd);
+                if (r < 0) {
+                        what = "create the user group";
+                        goto finish;
+                }
+                if (created)
+                        (void) fchmod(ufd, 0755);
+                r = apply_user_policy(h, ufd, p->policy);
+                if (r < 0) {
+                        what = "set the user group's cpu policy";
+                        if (retryable(r) && i < OPEN_RETRIES)
+                                continue;
+                        goto finish;
+                }
+
+                if (!p->policy->sessions) {
+                        r = ag_cg_attach(ufd, pid);
+                        if (r < 0) {
+                                what = "move the process into the user group";
+                                if (retryable(r) && i < OPEN_RETRIES)
+                                        continue;
+                                goto finish;
+                        }
+                        break;
+                }
+
+                if (h->has_cpu) {
+                        r = ag_cg_enable_cpu(h, ufd);
+                        if (r < 0) {
+                                what = "enable cpu in the user group";
+                                if (retryable(r) && i < OPEN_RETRIES)
+                                        continue;
+                                goto finish;
+                        }
+                }
+                /* Sessions of this user that emptied since their close. */
+                if (i == 0)
+                        (void) ag_user_sweep(rfd, root, p->uid, false, NULL, NULL);
+
+                r = make_session(h, ufd, p, pid, &name, &what);
+                if (r >= 0)
+                        break;
+                if (!retryable(r) || i >= OPEN_RETRIES)
+                        goto finish;
+        }
+
+        if (asprintf(&path, "/%s/%s%s%s", root, ugroup, name ? "/" : "", name ? name : "") < 0) {
+                path = NULL;
+                r = -ENOMEM;
+                what = "allocate memory";
+                goto finish;
+        }
+
+        AgSession *s = calloc(1, sizeof *s);
+        if (!s || !(s->root = strdup(root))) {
+                free(s);
+                r = -ENOMEM;
+                what = "allocate memory";
+                goto finish;
+        }
+        s->uid = p->uid;
+        s->name = TAKE_PTR(name);
+        s->origin = TAKE_PTR(origin);
+        s->path = TAKE_PTR(path);
+        *ret = s;
+        r = 0;
+
+finish:
+        if (r < 0 && ret_what)
+                *ret_what = what;
+        return r;
+}
+
+static bool path_is_below(const char *path, const char *prefix) {
+        size_t n = strlen(prefix);
+        return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_removed_fn removed, void *userdata) {
+        _cleanup_close_ int mfd = -1;
+        _cleanup_free_ char *current = NULL;
+        int r;
+
+        if (pid <= 0)
+                pid = getpid();
+        r = ag_hierarchy_open(h, &mfd);
+        if (r < 0)
+                return r;
+
+        /* Leave the session first, or its removal fails with EBUSY. */
+        if (ag_cg_pid_path(h, pid, &current) >= 0 && path_is_below(current, s->path)) {
+                _cleanup_close_ int ofd = -1;
+
+                r = -ENOENT;
+                if (s->origin && !path_is_below(s->origin, s->path) && ag_cg_open_path(mfd, s->origin, &ofd) >= 0)
+                        r = ag_cg_attach(ofd, pid);
+                if (r < 0)
+                        (void) ag_cg_attach(mfd, pid);
+        }
+
+        /* Our own session first, so that the answer is about it, whatever a
+         * concurrent sweep does to the others. */
+        int result = 0;
+        if (s->name) {
+                _cleanup_close_ int rfd = -1, ufd = -1;
+                char ugroup[64];
+                unsigned budget = AG_SESSION_MAX_DIRS, n = 0;
+
+                r = ag_user_group_name(s->uid, ugroup, sizeof ugroup);
+                if (r < 0)
+                        return r;
+                if (ag_cg_open(mfd, s->root, &rfd) >= 0 && ag_cg_open(rfd, ugroup, &ufd) >= 0) {
+                        result = ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
+                        if (result == 0 && n > 0 && removed)
+                                removed(userdata, s->path);
+                }
+        }
+        r = ag_user_sweep_at(mfd, s->root, s->uid, removed, userdata);
+        if (r < 0)
+                return r;
+        return result == -E2BIG ? -EBUSY : result;
+}
+
+int ag_user_sweep_at(int mfd, const char *root, uid_t uid, ag_removed_fn removed, void *userdata) {
+        _cleanup_close_ int rfd = -1;
+        int r;
+
+        r = ag_cg_open(mfd, root, &rfd);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        return ag_user_sweep(rfd, root, uid, true, removed, userdata);
+}
+
+int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group,
+                  ag_removed_fn removed, void *userdata) {
+        _cleanup_close_ int ufd = -1;
+        char ugroup[64], path[512];
+        unsigned count = 0, dirs = 0;
+        DIR *d;
+        struct dirent *de;
+        int r, dfd;
+
+        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
+        if (r < 0)
+                return r;
+        r = ag_cg_open(rootfd, ugroup, &ufd);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+
+        dfd = fcntl(ufd, F_DUPFD_CLOEXEC, 3);
+        if (dfd < 0)
+                return negative_errno();
+        d = fdopendir(dfd);
+        if (!d) {
+                safe_close(dfd);
+                return negative_errno();
+        }
+        while ((de = readdir(d))) {
+                unsigned budget = AG_SESSION_MAX_DIRS, n = 0;
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                if (++dirs > 65536)
+                        break;          /* a user cannot create these; a bound all the same */
+                if (ag_cg_remove_empty(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget, &n) == 0 && n > 0) {
+                        count++;
+                        if (removed) {
+                                snprintf(path, sizeof path, "/%s/%s/%s", root, ugroup, de->d_name);
+                                removed(userdata, path);
+                        }
+                }
+        }
+        closedir(d);
+
+        if (remove_user_group) {
+                ufd = safe_close(ufd);
+                if (unlinkat(rootfd, ugroup, AT_REMOVEDIR) == 0) {
+                        count++;
+                        if (removed) {
+                                snprintf(path, sizeof path, "/%s/%s", root, ugroup);
+                                removed(userdata, path);
+                        }
+                }
+        }
+        return (int) count;
+}
+
+int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *userdata) {
+        _cleanup_close_ int mfd = -1, rfd = -1;
+        DIR *d;
+        struct dirent *de;
+        int r, dfd, total = 0;
+
+        r = ag_hierarchy_open(h, &mfd);
+        if (r < 0)
+                return r;
+        r = ag_cg_open(mfd, root, &rfd);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+
+        dfd = fcntl(rfd, F_DUPFD_CLOEXEC, 3);
+        if (dfd < 0)
+                return negative_errno();
+        d = fdopendir(dfd);
+        if (!d) {
+                safe_close(dfd);
+                return negative_errno();
+        }
+        while ((de = readdir(d))) {
+                uid_t uid;
+
+                if (de->d_type != DT_DIR || ag_user_group_parse(de->d_name, &uid) < 0)
+                        continue;
+                r = ag_user_sweep(rfd, root, uid, true, removed, userdata);
+                if (r > 0)
+                        total += r;
+        }
+        closedir(d);
+        return total;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The cgroup layout of pam_autogroup:
+ *
+ *   <hierarchy>/<root>/user-<uid>/<session>/login
+ *                                          /<leaf>...   (made by the helper)
+ *
+ * <root> and user-<uid> belong to root and carry the user's policy. The
+ * session directory and its cgroup.procs (v2: cgroup.threads and
+ * cgroup.subtree_control; v1: tasks) belong to the user, its cpu.* files stay
+ * root's. Opening creates what is missing and moves a process into login/;
+ * closing moves it out and removes every empty group of that user. */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "policy.h"
+
+#define AG_ROOT_DEFAULT "autogroup"
+#define AG_LOGIN_LEAF "login"
+#define AG_USER_PREFIX "user-"
+#define AG_AUDIT_SESSION_UNSET 4294967295UL
+/* How far root descends into a user's session when removing it, and how many
+ * directories it visits there at most: a session with more stays until gc
+ * (or the user) clears it. Bounds close and gc against hostile trees. */
+#define AG_SESSION_MAX_DEPTH 8
+#define AG_SESSION_MAX_DIRS 256
+/* v2: cgroup.max.descendants of every session (root-owned). */
+#define AG_SESSION_MAX_DESCENDANTS 128
+
+typedef struct AgSession {
+        char *root;                    /* name of the subtree below the hierarchy root */
+        uid_t uid;
+        char *name;                    /* session directory; NULL when the user has sessions no */
+        char *origin;                  /* cgroup the process came from (may be NULL) */
+        char *path;                    /* cgroup path of the session (or user group), "/<root>/user-<uid>/<name>" */
+} AgSession;
+
+typedef struct AgOpenParams {
+        const char *root;
+        uid_t uid;
+        gid_t gid;
+        const AgPolicy *policy;
+        pid_t pid;                     /* process moved into login/; 0 for the caller */
+        unsigned long audit_session;   /* AG_AUDIT_SESSION_UNSET when none */
+} AgOpenParams;
+
+/* Called for every group a sweep removed; path is relative to the hierarchy. */
+typedef void (*ag_removed_fn)(void *userdata, const char *path);
+
+/* Session directory names: "s<audit session id>" when set, "p<pid>" otherwise;
+ * attempt n > 0 appends "-<n>" (the first name was taken). */
+int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, char *buf, size_t size);
+int ag_user_group_name(uid_t uid, char *buf, size_t size);
+/* Parses "user-<uid>"; -EINVAL for anything else. */
+int ag_user_group_parse(const char *name, uid_t *ret_uid);
+/* Reads the audit session id of the calling process (AG_AUDIT_SESSION_UNSET when unset). */
+unsigned long ag_audit_session_self(void);
+
+/* Opens a session. On failure *ret_what (when not NULL) names the step that
+ * failed, for the one log line, and nothing of the new session is left. */
+int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret, const char **ret_what);
+
+/* Moves pid (0: caller) back where it came from (or to the hierarchy root)
+ * if it is still inside the session, removes the session if it is empty,
+ * then sweeps the user's other empty groups. Returns 0 when the session is
+ * gone, -EBUSY when it still holds processes, or another -errno. */
+int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_removed_fn removed, void *userdata);
+
+/* Removes the empty sessions of one user and, if remove_user_group, the user
+ * group once empty. Cost is bounded by that user's own groups. Returns the
+ * number of groups removed or -errno. */
+int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group,
+                  ag_removed_fn removed, void *userdata);
+
+/* The same, given the hierarchy's root directory fd; removes the user group. */
+int ag_user_sweep_at(int hierarchy_fd, const char *root, uid_t uid, ag_removed_fn removed, void *userdata);
+
+/* Sweeps every user group below root. Returns the number removed or -errno. */
+int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *userdata);
+
+AgSession *ag_session_free(AgSession *s);

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <fcntl.h>
+#include <string.h>
+
+#include "util.h"
+
+int ag_safe_atoul(const char *s, unsigned long max, unsigned long *ret) {
+        unsigned long v = 0;
+
+        if (!s || !*s)
+                return -EINVAL;
+        for (const char *p = s; *p; p++) {
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                unsigned d = (unsigned) (*p - '0');
+                if (v > (max - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+        }
+        *ret = v;
+        return 0;
+}
+
+int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size) {
+        _cleanup_close_ int fd = -1;
+        ssize_t n;
+
+        if (size < 2)
+                return -ENOBUFS;
+        fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        n = read(fd, buf, size - 1);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = 0;
+        if (n > 0 && buf[n - 1] == '\n')
+                buf[n - 1] = 0;
+        return (int) n;
+}
+
+int ag_write_file(int dirfd, const char *name, const char *value) {
+        _cleanup_close_ int fd = -1;
+        size_t len = strlen(value);
+        ssize_t n;
+
+        fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        n = write(fd, value, len);
+        if (n < 0)
+                return negative_errno();
+        if ((size_t) n != len)
+                return -EIO;
+        return 0;
+}

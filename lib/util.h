@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Small helpers shared by the library, the module and the helper. */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+#define _cleanup_free_ _cleanup_(freep)
+
+static inline int safe_close(int fd) {
+        if (fd >= 0) {
+                int saved = errno;
+                (void) close(fd);
+                errno = saved;
+        }
+        return -1;
+}
+
+static inline void closep(int *fd) {
+        safe_close(*fd);
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+/* Returns the value and leaves -1 behind, to hand an fd over to an owner. */
+static inline int take_fd(int *fd) {
+        int r = *fd;
+        *fd = -1;
+        return r;
+}
+
+static inline void *take_ptr_impl(void **p) {
+        void *r = *p;
+        *p = NULL;
+        return r;
+}
+#define TAKE_PTR(p) take_ptr_impl((void **) &(p))
+
+static inline int negative_errno(void) {
+        return errno > 0 ? -errno : -EIO;
+}
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Parses a decimal unsigned number with no sign, blanks or trailing garbage. */
+int ag_safe_atoul(const char *s, unsigned long max, unsigned long *ret);
+
+/* Reads a whole small file relative to dirfd (no symlink following) into a
+ * NUL-terminated buffer with a trailing newline stripped. */
+int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size);
+
+/* Writes a short string to a file relative to dirfd in one write(2). */
+int ag_write_file(int dirfd, const char *name, const char *value);

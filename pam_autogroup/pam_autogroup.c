@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * pam_autogroup: one cpu cgroup per login session, below a group per user.
+ *
+ * This file is only the PAM glue: option parsing, logging, PAM data and
+ * audit records. The cgroup work is in lib/ (session.c, cgroup.c) and the
+ * policy in lib/config.c and lib/policy.c. */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBAUDIT
+#include <libaudit.h>
+#endif
+
+#define PAM_SM_SESSION
+#include <security/pam_ext.h>
+#include <security/pam_modules.h>
+#include <security/pam_modutil.h>
+
+#include "../lib/config.h"
+#include "../lib/cgroup.h"
+#include "../lib/policy.h"
+#include "../lib/session.h"
+
+#ifndef AG_DEFAULT_CONF
+#define AG_DEFAULT_CONF "/etc/security/autogroup.conf"
+#endif
+
+#define DATA_NAME "pam_autogroup"
+#define ENV_NAME "AUTOGROUP_SESSION"
+
+/* option flags */
+#define PAM_DEBUG_ARG   0x0001
+#define PAM_NO_AUDIT    0x0002
+#define PAM_STRICT      0x0004
+
+struct module_ctl {
+        unsigned flags;
+        const char *conf;
+        const char *root;
+};
+
+struct module_data {
+        AgHierarchy *hierarchy;
+        AgSession *session;
+};
+
+static bool root_name_valid(const char *s) {
+        if (!*s || *s == '.' || strlen(s) > 64)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+                      *s == '-' || *s == '_' || *s == '.'))
+                        return false;
+        return true;
+}
+
+static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, struct module_ctl *ctl) {
+        ctl->flags = 0;
+        ctl->conf = AG_DEFAULT_CONF;
+        ctl->root = AG_ROOT_DEFAULT;
+
+        for (; argc-- > 0; ++argv) {
+                if (strcmp(*argv, "debug") == 0)
+                        ctl->flags |= PAM_DEBUG_ARG;
+                else if (strcmp(*argv, "noaudit") == 0)
+                        ctl->flags |= PAM_NO_AUDIT;
+                else if (strcmp(*argv, "strict") == 0)
+                        ctl->flags |= PAM_STRICT;
+                else if (strncmp(*argv, "conf=", 5) == 0 && (*argv)[5])
+                        ctl->conf = *argv + 5;
+                else if (strncmp(*argv, "root=", 5) == 0) {
+                        if (root_name_valid(*argv + 5))
+                                ctl->root = *argv + 5;
+                        else
+                                pam_syslog(pamh, LOG_ERR, "invalid root name '%s', using '%s'", *argv + 5,
+                                           AG_ROOT_DEFAULT);
+                } else
+                        pam_syslog(pamh, LOG_ERR, "unknown option: %s", *argv);
+        }
+        return ctl->flags;
+}
+
+static int fail_rc(const struct module_ctl *ctl) {
+        return (ctl->flags & PAM_STRICT) ? PAM_SESSION_ERR : PAM_IGNORE;
+}
+
+static void config_error(void *userdata, const char *file, unsigned line, const char *message) {
+        pam_handle_t *pamh = userdata;
+
+        if (file && line > 0)
+                pam_syslog(pamh, LOG_ERR, "%s:%u: %s, line skipped", file, line, message);
+        else if (file)
+                pam_syslog(pamh, LOG_ERR, "%s: %s", file, message);
+        else
+                pam_syslog(pamh, LOG_ERR, "%s", message);
+}
+
+struct group_ctx {
+        pam_handle_t *pamh;
+        const char *user;
+};
+
+static int in_group(void *userdata, const char *group) {
+        struct group_ctx *g = userdata;
+        return pam_modutil_user_in_group_nam_nam(g->pamh, g->user, group);
+}
+
+static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, const char *op, const char *user,
+                         uid_t uid, const char *path) {
+#ifdef HAVE_LIBAUDIT
+        char msg[512], *acct;
+        const void *tty = NULL, *rhost = NULL;
+        int fd;
+
+        if (ctl->flags & PAM_NO_AUDIT)
+                return;
+        fd = audit_open();
+        if (fd < 0) {
+                /* A kernel without audit support is not an error. */
+                if (errno != EINVAL && errno != EPROTONOSUPPORT && errno != EAFNOSUPPORT)
+                        pam_syslog(pamh, LOG_ERR, "audit_open: %m");
+                return;
+        }
+        acct = audit_encode_nv_string("acct", user, 0);
+        (void) pam_get_item(pamh, PAM_TTY, &tty);
+        (void) pam_get_item(pamh, PAM_RHOST, &rhost);
+        snprintf(msg, sizeof msg, "op=%s %s uid=%lu cgroup=%s", op, acct ? acct : "acct=?",
+                 (unsigned long) uid, path);
+        free(acct);
+        if (audit_log_user_message(fd, AUDIT_TRUSTED_APP, msg, rhost, NULL, tty, 1) <= 0 && errno != EPERM &&
+            errno != ECONNREFUSED)
+                pam_syslog(pamh, LOG_ERR, "cannot write audit record: %m");
+        audit_close(fd);
+        if (ctl->flags & PAM_DEBUG_ARG)
+                pam_syslog(pamh, LOG_DEBUG, "audit: %s", msg);
+#else
+        (void) pamh;
+        (void) ctl;
+        (void) op;
+        (void) user;
+        (void) uid;
+        (void) path;
+#endif
+}
+
+static void data_cleanup(pam_handle_t *pamh, void *data, int error_status) {
+        struct module_data *d = data;
+
+        (void) pamh;
+        (void) error_status;
+        if (!d)
+                return;
+        ag_session_free(d->session);
+        ag_hierarchy_free(d->hierarchy);
+        free(d);
+}
+
+static int find_hierarchy(pam_handle_t *pamh, const struct module_ctl *ctl, AgHierarchy **ret) {
+        AgHierarchy *h = NULL;
+        int r;
+
+        r = ag_hierarchy_find(NULL, &h);
+        if (r == -ENOENT) {
+                pam_syslog(pamh, LOG_NOTICE, "no cgroup filesystem is mounted, session not grouped");
+                return r;
+        }
+        if (r < 0) {
+                pam_syslog(pamh, LOG_ERR, "cannot find the cgroup hierarchy: %s", strerror(-r));
+                return r;
+        }
+        if (!h->has_cpu) {
+                pam_syslog(pamh, LOG_NOTICE, "no cpu controller available (cgroup2 at %s lacks cpu), session not grouped",
+                           h->mount);
+                ag_hierarchy_free(h);
+                return -EOPNOTSUPP;
+        }
+        if (ctl->flags & PAM_DEBUG_ARG)
+                pam_syslog(pamh, LOG_DEBUG, "using cgroup v%d hierarchy at %s", h->version, h->mount);
+        *ret = h;
+        return 0;
+}
+
+struct removed_ctx {
+        pam_handle_t *pamh;
+        const struct module_ctl *ctl;
+        const char *user;
+        uid_t uid;
+};
+
+static void on_removed(void *userdata, const char *path) {
+        struct removed_ctx *c = userdata;
+
+        if (c->ctl->flags & PAM_DEBUG_ARG)
+                pam_syslog(c->pamh, LOG_DEBUG, "removed %s", path);
+        audit_record(c->pamh, c->ctl, "autogroup-remove", c->user, c->uid, path);
+}
+
+int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
+        struct module_ctl ctl;
+        const char *user = NULL, *what = NULL;
+        const struct passwd *pw;
+        AgConfig *config = NULL;
+        AgHierarchy *h = NULL;
+        AgSession *s = NULL;
+        struct module_data *d;
+        AgPolicy policy;
+        int r;
+
+        (void) flags;
+        _pam_parse(pamh, argc, argv, &ctl);
+
+        if (pam_get_item(pamh, PAM_USER, (const void **) &user) != PAM_SUCCESS || !user || !*user) {
+                pam_syslog(pamh, LOG_ERR, "no user name, session not grouped");
+                return fail_rc(&ctl);
+        }
+        pw = pam_modutil_getpwnam(pamh, user);
+        if (!pw) {
+                pam_syslog(pamh, LOG_NOTICE, "unknown user %s, session not grouped", user);
+                return fail_rc(&ctl);
+        }
+
+        r = ag_config_load(ctl.conf, 0, config_error, pamh, &config);
+        if (r < 0) {
+                pam_syslog(pamh, LOG_CRIT, "cannot load %s: %s", ctl.conf, strerror(-r));
+                return fail_rc(&ctl);
+        }
+        struct group_ctx g = { .pamh = pamh, .user = user };
+        ag_policy_resolve(config, user, pw->pw_uid, in_group, &g, &policy);
+        ag_config_free(config);
+        if (ctl.flags & PAM_DEBUG_ARG)
+                pam_syslog(pamh, LOG_DEBUG, "policy for %s: weight %u, max %ld%s, sessions %s, idle %s", user,
+                           policy.weight, policy.max_pct, policy.max_pct < 0 ? " (none)" : "%",
+                           policy.sessions ? "yes" : "no", policy.idle ? "yes" : "no");
+
+        if (find_hierarchy(pamh, &ctl, &h) < 0)
+                return fail_rc(&ctl);
+
+        AgOpenParams p = {
+                .root = ctl.root,
+                .uid = pw->pw_uid,
+                .gid = pw->pw_gid,
+                .policy = &policy,
+                .pid = getpid(),
+                .audit_session = ag_audit_session_self(),
+        };
+        r = ag_session_open(h, &p, &s, &what);
+        if (r < 0) {
+                pam_syslog(pamh, LOG_ERR, "cannot %s for %s below %s/%s: %s, session not grouped",
+                           what ? what : "open the session", user, h->mount, ctl.root, strerror(-r));
+                ag_hierarchy_free(h);
+                return fail_rc(&ctl);
+        }
+
+        d = calloc(1, sizeof *d);
+        if (!d) {
+                pam_syslog(pamh, LOG_CRIT, "out of memory");
+                ag_session_close(h, s, 0, NULL, NULL);
+                ag_session_free(s);
+                ag_hierarchy_free(h);
+                return fail_rc(&ctl);
+        }
+        d->hierarchy = h;
+        d->session = s;
+        if (pam_set_data(pamh, DATA_NAME, d, data_cleanup) != PAM_SUCCESS) {
+                pam_syslog(pamh, LOG_ERR, "cannot remember the session");
+                ag_session_close(h, s, 0, NULL, NULL);
+                data_cleanup(pamh, d, 0);
+                return fail_rc(&ctl);
+        }
+
+        char env[600];
+        snprintf(env, sizeof env, ENV_NAME "=%s", s->path);
+        if (pam_putenv(pamh, env) != PAM_SUCCESS)
+                pam_syslog(pamh, LOG_WARNING, "cannot set %s", ENV_NAME);
+
+        audit_record(pamh, &ctl, s->name ? "autogroup-session-create" : "autogroup-user-join", user, pw->pw_uid,
+                     s->path);
+        if (ctl.flags & PAM_DEBUG_ARG)
+                pam_syslog(pamh, LOG_DEBUG, "session of %s in %s%s (cgroup v%d)", user, h->mount, s->path,
+                           h->version);
+        return PAM_SUCCESS;
+}
+
+int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
+        struct module_ctl ctl;
+        const void *data = NULL;
+        const struct module_data *d;
+        const char *user = NULL;
+        int r;
+
+        (void) flags;
+        _pam_parse(pamh, argc, argv, &ctl);
+        (void) pam_get_item(pamh, PAM_USER, (const void **) &user);
+
+        if (pam_get_data(pamh, DATA_NAME, &data) != PAM_SUCCESS || !data) {
+                /* Not opened by us in this handle: nothing to leave, but sweep
+                 * what this user left behind earlier. */
+                const struct passwd *pw = user ? pam_modutil_getpwnam(pamh, user) : NULL;
+                AgHierarchy *h = NULL;
+                int mfd = -1;
+
+                if (pw && ag_hierarchy_find(NULL, &h) >= 0 && h->has_cpu && ag_hierarchy_open(h, &mfd) >= 0) {
+                        struct removed_ctx c = { .pamh = pamh, .ctl = &ctl, .user = user, .uid = pw->pw_uid };
+                        (void) ag_user_sweep_at(mfd, ctl.root, pw->pw_uid, on_removed, &c);
+                        close(mfd);
+                }
+                ag_hierarchy_free(h);
+                return PAM_IGNORE;
+        }
+        d = data;
+
+        struct removed_ctx c = {
+                .pamh = pamh, .ctl = &ctl, .user = user ? user : "?", .uid = d->session->uid,
+        };
+        r = ag_session_close(d->hierarchy, d->session, 0, on_removed, &c);
+        if (r == -EBUSY && d->session->name)
+                pam_syslog(pamh, LOG_INFO, "%s%s still holds processes, left for a later sweep",
+                           d->hierarchy->mount, d->session->path);
+        else if (r < 0 && r != -EBUSY) {
+                pam_syslog(pamh, LOG_ERR, "cannot clean up %s%s: %s", d->hierarchy->mount, d->session->path,
+                           strerror(-r));
+                (void) pam_set_data(pamh, DATA_NAME, NULL, NULL);
+                return fail_rc(&ctl);
+        }
+        (void) pam_set_data(pamh, DATA_NAME, NULL, NULL);
+        return PAM_SUCCESS;
+}

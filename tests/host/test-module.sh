@@ -1,0 +1,192 @@
+#!/bin/bash
+# Host tests of pam_autogroup.so through real libpam (pam_start_confdir) on the
+# machine's real cgroup v1 cpu hierarchy, with a test root of its own.
+. "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+require_root
+[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+
+ROOT="agtest-$$"
+CG="$CPU/$ROOT"
+AG_CGROOTS="$CG"
+start_syslog || true
+
+add_group "${TAG}g"
+add_user "${TAG}a" "${TAG}g"
+add_user "${TAG}b"
+add_user "${TAG}c"
+UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"
+IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC")
+
+CONF="$T/autogroup.conf"
+cat >"$CONF" <<CONF
+# test policy
+*               weight   100
+@${TAG}g        weight   50
+$UB             weight   400
+$UB             max      150%
+$UC             sessions no
+CONF
+chmod 644 "$CONF"
+svc() { # svc NAME OPTIONS...: a service file with the module as "optional"
+        local n="$1"; shift
+        printf 'session required pam_permit.so\nsession %s %s %s\n' "${CONTROL:-optional}" "$AG_MODULE" "$*" >"$T/$n"
+}
+printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+svc agtest "root=$ROOT conf=$CONF debug"
+CONTROL=required svc agstrict "root=$ROOT conf=$CONF strict"
+drv() { "$AGDRV" --pam "$T" "$@"; }
+# bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
+bg() {
+        local n="$1" u="$2"; shift 2
+        drv agtest "$u" open env cgroup "$@" wait-file "$T/$n.go" close cgroup >"$T/$n.out" 2>&1 &
+        track_pid $!
+        eval "PID_$n=$!"
+        wait_for "$T/$n.out" '^cgroup='
+}
+val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+owner() { stat -c %U "$1" 2>/dev/null; }
+
+echo "# 1. two concurrent sessions of one user, one user group"
+bg a1 "$UA"
+bg a2 "$UA"
+S1=$(val AUTOGROUP_SESSION a1); S2=$(val AUTOGROUP_SESSION a2)
+check "first session opened" grep -q '^open=PAM_SUCCESS' "$T/a1.out"
+check "second session opened" grep -q '^open=PAM_SUCCESS' "$T/a2.out"
+check "sessions are distinct" test -n "$S1" -a "$S1" != "$S2"
+check_eq "both sessions under one user group" "$(dirname "$S1")" "$(dirname "$S2")"
+check_eq "user group is <root>/user-<uid>" "/$ROOT/user-$IA" "$(dirname "$S1")"
+check_eq "the caller moved into login/" "$S1/login" "$(val cgroup a1)"
+check "session directory exists on cgroupfs" test -d "$CPU$S1/login"
+
+echo "# 2. delegation: what the user owns and what stays root's"
+check_eq "session dir owned by the user" "$UA" "$(owner "$CPU$S1")"
+check_eq "session cgroup.procs owned by the user" "$UA" "$(owner "$CPU$S1/cgroup.procs")"
+check_eq "session tasks owned by the user" "$UA" "$(owner "$CPU$S1/tasks")"
+check_eq "session cpu.shares stays root's" root "$(owner "$CPU$S1/cpu.shares")"
+check_eq "session cpu.cfs_quota_us stays root's" root "$(owner "$CPU$S1/cpu.cfs_quota_us")"
+check_eq "user group owned by root" root "$(owner "$CPU/$ROOT/user-$IA")"
+check_eq "user group cgroup.procs owned by root" root "$(owner "$CPU/$ROOT/user-$IA/cgroup.procs")"
+check_eq "root group owned by root" root "$(owner "$CG")"
+
+echo "# 3. security rules 1 and 2, attacked as the user"
+check_not "user cannot write own session cpu.shares" as_user "$UA" "echo 262144 > $CPU$S1/cpu.shares"
+check_not "user cannot write own user group cpu.shares" as_user "$UA" "echo 262144 > $CPU/$ROOT/user-$IA/cpu.shares"
+check_not "user cannot lift own user group cap" as_user "$UA" "echo -1 > $CPU/$ROOT/user-$IA/cpu.cfs_quota_us"
+check_not "user cannot write own cpu.idle" as_user "$UA" "echo 0 > $CPU/$ROOT/user-$IA/cpu.idle"
+check_not "user cannot chmod own session cpu.shares" as_user "$UA" "chmod 666 $CPU$S1/cpu.shares"
+check_not "user cannot move into the user group itself" as_user "$UA" "echo \$\$ > $CPU/$ROOT/user-$IA/cgroup.procs"
+check_not "user cannot move into <root>" as_user "$UA" "echo \$\$ > $CG/cgroup.procs"
+check_not "user cannot move to the root cgroup" as_user "$UA" "echo \$\$ > $CPU/cgroup.procs"
+check_not "user cannot rename own session" as_user "$UA" "mv $CPU$S1 $CPU$S1.x"
+check_not "user cannot create a symlink in the session" as_user "ln -s / $CPU$S1/evil"
+bg b1 "$UB"
+SB=$(val AUTOGROUP_SESSION b1)
+check_not "user cannot move into another user's session" as_user "$UA" "echo \$\$ > $CPU$SB/login/cgroup.procs"
+check_not "user cannot make groups in another user's session" as_user "$UA" "mkdir $CPU$SB/x"
+check "user can make a leaf in own session" as_user "$UA" "mkdir $CPU$S1/tab1"
+check "user can move own process between own leaves" as_user "$UA" "echo \$\$ > $CPU$S1/tab1/cgroup.procs && grep -q '^[0-9]*:cpu:$S1/tab1\$' /proc/self/cgroup"
+
+echo "# 4. policy: weights (v1 shares = weight*1024/100) and cap"
+check_eq "@group weight 50 -> cpu.shares 512" 512 "$(cat "$CPU/$ROOT/user-$IA/cpu.shares")"
+check_eq "user weight 400 -> cpu.shares 4096" 4096 "$(cat "$CPU/$ROOT/user-$IB/cpu.shares")"
+check_eq "max 150% -> cfs_quota_us 150000" 150000 "$(cat "$CPU/$ROOT/user-$IB/cpu.cfs_quota_us")"
+check_eq "cfs_period_us 100000" 100000 "$(cat "$CPU/$ROOT/user-$IB/cpu.cfs_period_us")"
+check_eq "no cap -> cfs_quota_us -1" -1 "$(cat "$CPU/$ROOT/user-$IA/cpu.cfs_quota_us")"
+check "two users have distinct user groups" test "user-$IA" != "user-$IB" -a -d "$CPU/$ROOT/user-$IB"
+
+echo "# 5. a child forked as the user after open lands in login/"
+drv agtest "$UA" open run-user "grep ':cpu:' /proc/self/cgroup > $U/child.cg" env close >"$T/c.out" 2>&1
+SC=$(val AUTOGROUP_SESSION c)
+check_eq "setuid child in login/" "1:cpu:$SC/login" "$(cat "$U/child.cg" 2>/dev/null)"
+check "that session is gone after close" test ! -e "$CPU$SC"
+
+echo "# 6. close removes everything; user group stays while another session lives"
+touch "$T/a1.go"; wait "$PID_a1" 2>/dev/null
+check "closed session removed" test ! -e "$CPU$S1"
+check "user group stays while a session lives" test -d "$CPU/$ROOT/user-$IA"
+check_eq "caller moved back out at close" "/" "$(sed -n 's/^cgroup=//p' "$T/a1.out" | tail -n1)"
+touch "$T/a2.go" "$T/b1.go"; wait "$PID_a2" "$PID_b1" 2>/dev/null
+check "last close removed the session" test ! -e "$CPU$S2"
+check "last close removed the user group" test ! -e "$CPU/$ROOT/user-$IA"
+check "user B's groups removed" test ! -e "$CPU/$ROOT/user-$IB"
+check "close returned PAM_SUCCESS" grep -q '^close=PAM_SUCCESS' "$T/a2.out"
+
+echo "# 7. a lingering process keeps its session until the next open/close"
+drv agtest "$UA" open env spawn-user "sleep 300 & echo \$! > $U/linger.pid; wait" close >"$T/l.out" 2>&1
+wait_for "$U/linger.pid" '^[0-9]+$'
+LP=$(cat "$U/linger.pid"); track_pid "$LP"
+SL=$(val AUTOGROUP_SESSION l)
+check "session with a lingering process stays" test -d "$CPU$SL/login"
+log_has "leftover session is logged" "still holds processes"
+kill "$LP"; sleep 0.2
+drv agtest "$UA" open close >/dev/null 2>&1
+check "next open/close of the user removed the emptied session" test ! -e "$CPU$SL"
+check "and the user group" test ! -e "$CPU/$ROOT/user-$IA"
+
+echo "# 8. sessions no: straight into a per-user group"
+drv agtest "$UC" open env cgroup close >"$T/nc.out" 2>&1
+check_eq "sessions no -> caller in user-<uid>" "/$ROOT/user-$IC" "$(val cgroup nc)"
+check_eq "AUTOGROUP_SESSION is the user group" "/$ROOT/user-$IC" "$(val AUTOGROUP_SESSION nc)"
+check "sessions no -> removed at close" test ! -e "$CPU/$ROOT/user-$IC"
+
+echo "# 9. 50 concurrent logins of one user leave nothing behind"
+PAR=""
+for i in $(seq 50); do drv agtest "$UA" open cgroup close >"$T/par$i.out" 2>&1 & PAR="$PAR $!"; done
+wait $PAR
+n_ok=$(grep -l '^open=PAM_SUCCESS' "$T"/par*.out | wc -l)
+n_in=$(grep -l "^cgroup=/$ROOT/user-$IA/.*/login" "$T"/par*.out | wc -l)
+check_eq "all 50 opens succeeded" 50 "$n_ok"
+check_eq "all 50 callers were in their login/ leaf" 50 "$n_in"
+check_eq "no group left behind" "" "$(ls -d "$CG"/user-* 2>/dev/null)"
+
+echo "# 10. a broken config still lets the session open"
+BAD="$T/bad.conf"
+printf '%s\n' "$UA weight 300" "$UA frobnicate 3" "garbage" "$UA weight 999999" "* max 12" "$UA idle maybe" >"$BAD"
+svc agbad "root=$ROOT conf=$BAD"
+"$AGDRV" --pam "$T" agbad "$UA" open cgroup close >"$T/bad.out" 2>&1
+check "session opened despite bad lines" grep -q '^open=PAM_SUCCESS' "$T/bad.out"
+check "and was grouped" grep -q "^cgroup=/$ROOT/user-$IA/" "$T/bad.out"
+log_has "bad item logged with file:line" "$BAD:2: .*line skipped"
+log_has "bad value logged with file:line" "$BAD:4: "
+log_has "bad cap logged with file:line" "$BAD:5: "
+mkdir -p "$T/wd"; printf '%s\n' "$UA weight 300" >"$T/wd/ww.conf"; chmod 666 "$T/wd/ww.conf"
+svc agww "root=$ROOT conf=$T/wd/ww.conf"
+"$AGDRV" --pam "$T" agww "$UA" open cgroup close >"$T/ww.out" 2>&1
+check "world-writable config: session still opens" grep -q '^open=PAM_SUCCESS' "$T/ww.out"
+log_has "world-writable config refused with a log line" "ww.conf: .*world-writable"
+drv agtest "$UA" open run-user "cat $CPU/$ROOT/user-$IA/cpu.shares > $U/shares" close >/dev/null 2>&1
+check_eq "refused file's rule not applied (group weight 50 applies)" 512 "$(cat "$U/shares")"
+
+echo "# 11. options"
+svc agopt "root=$ROOT conf=$CONF bogus=1 root=../etc"
+"$AGDRV" --pam "$T" agopt "$UA" open cgroup close >"$T/opt.out" 2>&1
+check "unknown option does not fail the session" grep -q '^open=PAM_SUCCESS' "$T/opt.out"
+log_has "unknown option logged" "unknown option: bogus=1"
+log_has "invalid root= refused" "invalid root name '../etc'"
+check "invalid root= fell back to the default, not a path" test ! -e /etc/user-$IA
+rm_cgroup_tree "$CPU/autogroup/user-$IA"
+
+echo "# 12. faults: no cpu controller, no cgroupfs (in a private mount namespace)"
+nocpu() { unshare -m --propagation private sh -c "umount -l $CPU && $*"; }
+nocpu "'$AGDRV' --pam '$T' agtest '$UA' open close" >"$T/nocpu.out" 2>&1
+check "no cpu controller: optional session opens" grep -q '^open=PAM_SUCCESS' "$T/nocpu.out"
+log_has "no cpu controller logged" "no cpu controller available"
+nocpu "'$AGDRV' --pam '$T' agstrict '$UA' open" >"$T/nocpus.out" 2>&1
+check "no cpu controller + strict: PAM_SESSION_ERR" grep -q '^open=PAM_SESSION_ERR' "$T/nocpus.out"
+unshare -m --propagation private sh -c "mount -t tmpfs none /sys/fs/cgroup && '$AGDRV' --pam '$T' agtest '$UA' open close" >"$T/nofs.out" 2>&1
+check "no cgroupfs: optional session opens" grep -q '^open=PAM_SUCCESS' "$T/nofs.out"
+log_has "no cgroupfs logged" "no cgroup filesystem is mounted"
+check "host cpu hierarchy untouched" test -f "$CPU/cpu.shares"
+
+echo "# 13. real-time caller (CONFIG_RT_GROUP_SCHED): stays where it is"
+if [ -f "$CPU/cpu.rt_runtime_us" ]; then
+        chrt -f 10 "$AGDRV" --pam "$T" agtest "$UA" open cgroup close >"$T/rt.out" 2>&1
+        check "SCHED_FIFO caller: session still opens" grep -q '^open=PAM_SUCCESS' "$T/rt.out"
+        check_eq "SCHED_FIFO caller stays in its cgroup" "/" "$(val cgroup rt)"
+        log_has "real-time task logged" "real-time task"
+        check "nothing left behind by the refused move" test ! -e "$CPU/$ROOT/user-$IA"
+else
+        skip "no cpu.rt_runtime_us: kernel without RT group scheduling"
+fi
+
+finish

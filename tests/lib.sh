@@ -1,0 +1,117 @@
+# Shared shell helpers for the host tests (sourced). TAP-like output; the
+# closing line "N passed, N failed, N skipped" is what .ci/run adds up.
+# Everything a test makes is named after its PID and removed by the EXIT trap.
+set -u
+
+AG_PASS=0
+AG_FAIL=0
+AG_SKIP=0
+: "${abs_top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${abs_top_srcdir:=$abs_top_builddir}"
+: "${AG_MODULE:=$abs_top_builddir/pam_autogroup/.libs/pam_autogroup.so}"
+AGDRV="$abs_top_builddir/tests/host/agdrv"
+LOGCAP="$abs_top_builddir/tests/host/logcap"
+CPU=/sys/fs/cgroup/cpu
+UNIFIED=/sys/fs/cgroup/unified
+TAG="ag$$"
+T=$(mktemp -d "/tmp/agtest.$$.XXXXXX")
+chmod 755 "$T"
+U="$T/u"; mkdir -m 1777 "$U"   # where the throw-away users may write
+AG_USERS=""
+AG_GROUPS=""
+AG_PIDS=""
+AG_CGROOTS=""
+AG_LOGCAP_PID=""
+SYSLOG="$T/syslog"
+: >"$SYSLOG"
+
+ok()      { AG_PASS=$((AG_PASS + 1)); echo "ok - $*"; }
+not_ok()  { AG_FAIL=$((AG_FAIL + 1)); echo "not ok - $*"; }
+skip()    { AG_SKIP=$((AG_SKIP + 1)); echo "ok - # SKIP $*"; }
+# check DESCRIPTION COMMAND...: passes when the command succeeds
+check()   { local d="$1"; shift; if "$@" >/dev/null 2>&1; then ok "$d"; else not_ok "$d"; fi; }
+# check_not DESCRIPTION COMMAND...: passes when the command fails
+check_not() { local d="$1"; shift; if "$@" >/dev/null 2>&1; then not_ok "$d"; else ok "$d"; fi; }
+# check_eq DESCRIPTION EXPECTED ACTUAL
+check_eq() {
+        if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1 (expected '$2', got '$3')"; fi
+}
+
+require_root() {
+        if [ "$(id -u)" != 0 ]; then echo "1..0 # SKIP needs root"; exit 77; fi
+}
+
+# add_user NAME [GROUP...]: a throw-away user (no home), removed at exit
+add_user() {
+        local u="$1"; shift
+        local groups
+        groups=$(IFS=,; echo "$*")
+        useradd -M -N -s /bin/sh ${groups:+-G "$groups"} "$u" >/dev/null
+        AG_USERS="$AG_USERS $u"
+}
+add_group() { groupadd "$1" >/dev/null; AG_GROUPS="$AG_GROUPS $1"; }
+track_pid() { AG_PIDS="$AG_PIDS $*"; }
+
+# as_user USER COMMAND: run a shell command as the unprivileged user
+as_user() { local u="$1"; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- sh -c "$*"; }
+
+# Start a syslog receiver on /dev/log when the machine has none.
+start_syslog() {
+        [ -e /dev/log ] && return 1
+        "$LOGCAP" /dev/log "$SYSLOG" >"$T/logcap.out" 2>&1 &
+        AG_LOGCAP_PID=$!
+        for _ in $(seq 100); do grep -q ready "$T/logcap.out" 2>/dev/null && return 0; sleep 0.05; done
+        return 1
+}
+have_syslog() { [ -n "$AG_LOGCAP_PID" ]; }
+# log_has DESCRIPTION PATTERN: the captured syslog has a line matching PATTERN
+log_has() {
+        if ! have_syslog; then skip "$1 (no syslog capture: /dev/log is taken)"; return; fi
+        local i
+        for i in $(seq 50); do grep -qE -- "$2" "$SYSLOG" && break; sleep 0.02; done
+        if grep -qE -- "$2" "$SYSLOG"; then ok "$1"; else not_ok "$1 (no log line matching '$2')"; fi
+}
+
+# wait_for FILE PATTERN: wait (at most 30 s) until FILE has a line matching PATTERN
+wait_for() {
+        local i
+        for i in $(seq 600); do grep -qE -- "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
+        return 1
+}
+
+# rm_cgroup_tree DIR: remove a test's cgroup tree bottom-up (only empty groups can go)
+rm_cgroup_tree() {
+        [ -d "$1" ] || return 0
+        find "$1" -depth -type d -exec rmdir {} \; 2>/dev/null
+}
+
+ag_cleanup() {
+        local p u g c
+        for p in $AG_PIDS; do kill -KILL "$p" 2>/dev/null; done
+        for p in $AG_PIDS; do wait "$p" 2>/dev/null; done
+        # processes still in a test tree were started by this test (its users only)
+        for c in $AG_CGROOTS; do
+                [ -d "$c" ] || continue
+                for p in $(find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+        done
+        for u in $AG_USERS; do pkill -KILL -u "$u" 2>/dev/null; done
+        sleep 0.1
+        for c in $AG_CGROOTS; do rm_cgroup_tree "$c"; done
+        for u in $AG_USERS; do userdel "$u" >/dev/null 2>&1; done
+        for g in $AG_GROUPS; do groupdel "$g" >/dev/null 2>&1; done
+        if [ -n "$AG_LOGCAP_PID" ]; then
+                kill "$AG_LOGCAP_PID" 2>/dev/null; wait "$AG_LOGCAP_PID" 2>/dev/null
+                [ -S /dev/log ] && rm -f /dev/log
+        fi
+        rm -rf "$T"
+}
+
+finish() {
+        echo "$AG_PASS passed, $AG_FAIL failed, $AG_SKIP skipped"
+        [ "$AG_FAIL" -eq 0 ] || exit 1
+        [ "$AG_PASS" -gt 0 ] || exit 77
+        exit 0
+}
+
+trap ag_cleanup EXIT
+trap 'exit 130' INT TERM

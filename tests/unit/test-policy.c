@@ -1,0 +1,740 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for rule resolution and the cgroup value mapping (lib/policy.c). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+/* By path: with autoconf's config.h at the top of the build tree, a plain
+ * "config.h" here would find that one first. policy.h includes lib/config.h
+ * from its own directory. */
+#include "../../lib/policy.h"
+
+/* ---- a fake NSS ---- */
+
+typedef struct FakeGroups {
+        const char *const *member_of;   /* NULL-terminated */
+        const char *fail;               /* asking about this group returns -EIO */
+        size_t n_calls;
+        char calls[64][64];
+} FakeGroups;
+
+static int fake_in_group(void *userdata, const char *group) {
+        FakeGroups *f = userdata;
+
+        assert_non_null(f);
+        assert_non_null(group);
+        if (f->n_calls < 64)
+                snprintf(f->calls[f->n_calls], sizeof(f->calls[0]), "%s", group);
+        f->n_calls++;
+
+        if (f->fail && strcmp(group, f->fail) == 0)
+                return -EIO;
+        for (const char *const *g = f->member_of; g && *g; g++)
+                if (strcmp(*g, group) == 0)
+                        return 1;
+        return 0;
+}
+
+static size_t calls_for(const FakeGroups *f, const char *group) {
+        size_t n = 0;
+        for (size_t i = 0; i < f->n_calls && i < 64; i++)
+                n += strcmp(f->calls[i], group) == 0;
+        return n;
+}
+
+/* ---- helpers ---- */
+
+static AgConfig *parse(const char *text) {
+        AgConfig *c = calloc(1, sizeof(AgConfig));
+        assert_non_null(c);
+        assert_int_equal(ag_config_parse_buffer(c, "test.conf", text, strlen(text), NULL, NULL), 0);
+        return c;
+}
+
+static void assert_source(const AgPolicy *p, AgItem item, unsigned line) {
+        if (line == 0) {
+                assert_null(p->source[item]);
+                return;
+        }
+        assert_non_null(p->source[item]);
+        assert_int_equal(p->source[item]->line, line);
+        assert_int_equal(p->source[item]->item, item);
+}
+
+static void assert_defaults(const AgPolicy *p) {
+        assert_int_equal(p->weight, 100);
+        assert_int_equal(p->max_pct, AG_MAX_NONE);
+        assert_true(p->sessions);
+        assert_false(p->idle);
+        for (int i = 0; i < _AG_ITEM_MAX; i++)
+                assert_null(p->source[i]);
+}
+
+static AgPolicy resolve(const AgConfig *c, const char *user, uid_t uid, FakeGroups *f) {
+        AgPolicy p;
+
+        memset(&p, 0x77, sizeof(p));    /* every field must be written */
+        ag_policy_resolve(c, user, uid, fake_in_group, f, &p);
+        return p;
+}
+
+/* ---- tests ---- */
+
+static void test_init(void **state) {
+        AgPolicy p;
+
+        memset(&p, 0x77, sizeof(p));
+        ag_policy_init(&p);
+        assert_defaults(&p);
+        assert_int_equal(AG_WEIGHT_DEFAULT, 100);
+}
+
+static void test_empty(void **state) {
+        FakeGroups f = {};
+        AgConfig *c = parse("# nothing\n\n");
+        AgPolicy p;
+
+        p = resolve(c, "alice", 1000, &f);
+        assert_defaults(&p);
+        p = resolve(NULL, "alice", 1000, &f);
+        assert_defaults(&p);
+        assert_int_equal(f.n_calls, 0);
+        ag_config_free(c);
+}
+
+/* Every subset of the four classes, in every order: the highest class wins. */
+static void test_class_precedence(void **state) {
+        static const char *const lines[_AG_DOMAIN_KIND_MAX] = {
+                [AG_DOMAIN_ALL]   = "* weight 10\n",
+                [AG_DOMAIN_RANGE] = "1000:1999 weight 20\n",
+                [AG_DOMAIN_GROUP] = "@staff weight 30\n",
+                [AG_DOMAIN_USER]  = "alice weight 40\n",
+        };
+        static const char *const staff[] = { "staff", NULL };
+        static const int perms[24][4] = {
+                {0,1,2,3},{0,1,3,2},{0,2,1,3},{0,2,3,1},{0,3,1,2},{0,3,2,1},
+                {1,0,2,3},{1,0,3,2},{1,2,0,3},{1,2,3,0},{1,3,0,2},{1,3,2,0},
+                {2,0,1,3},{2,0,3,1},{2,1,0,3},{2,1,3,0},{2,3,0,1},{2,3,1,0},
+                {3,0,1,2},{3,0,2,1},{3,1,0,2},{3,1,2,0},{3,2,0,1},{3,2,1,0},
+        };
+        size_t checked = 0;
+
+        for (unsigned mask = 1; mask < 16; mask++)
+                for (int pi = 0; pi < 24; pi++) {
+                        char text[256] = "";
+                        unsigned line = 0, winner_line = 0;
+                        int winner = -1;
+
+                        for (int j = 0; j < 4; j++) {
+                                int k = perms[pi][j];
+                                if (!(mask & (1u << k)))
+                                        continue;
+                                strcat(text, lines[k]);
+                                line++;
+                                if (k > winner) {
+                                        winner = k;
+                                        winner_line = line;
+                                }
+                        }
+
+                        FakeGroups f = { .member_of = staff };
+                        AgConfig *c = parse(text);
+                        AgPolicy p = resolve(c, "alice", 1000, &f);
+                        assert_int_equal(p.weight, 10 * (winner + 1));
+                        assert_source(&p, AG_ITEM_WEIGHT, winner_line);
+                        assert_int_equal(p.source[AG_ITEM_WEIGHT]->kind, winner);
+                        /* the other items keep their defaults */
+                        assert_int_equal(p.max_pct, AG_MAX_NONE);
+                        assert_true(p.sessions);
+                        assert_false(p.idle);
+                        assert_source(&p, AG_ITEM_MAX, 0);
+                        /* the group is never asked about when a user rule decided */
+                        if (winner == AG_DOMAIN_USER)
+                                assert_int_equal(f.n_calls, 0);
+                        else
+                                assert_true(f.n_calls <= 1);
+                        ag_config_free(c);
+                        checked++;
+                }
+        assert_int_equal(checked, 15 * 24);
+}
+
+static void test_later_wins_within_class(void **state) {
+        static const char *const both[] = { "staff", "dev", NULL };
+        FakeGroups f = { .member_of = both };
+        AgConfig *c;
+        AgPolicy p;
+
+        c = parse("* weight 10\n* weight 11\n");
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 11);
+        assert_source(&p, AG_ITEM_WEIGHT, 2);
+        ag_config_free(c);
+
+        c = parse("alice weight 1\n* weight 50\nalice weight 2\n");
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 2);
+        assert_source(&p, AG_ITEM_WEIGHT, 3);
+        ag_config_free(c);
+
+        c = parse("@staff weight 30\n@dev weight 31\n");
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 31);
+        ag_config_free(c);
+
+        c = parse("@dev weight 31\n@staff weight 30\n");
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 30);
+        ag_config_free(c);
+
+        /* a later rule that does not match changes nothing */
+        c = parse("@staff weight 30\n@other weight 31\nbob weight 32\n2000: weight 33\n");
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 30);
+        assert_source(&p, AG_ITEM_WEIGHT, 1);
+        ag_config_free(c);
+
+        /* ranges: the later wins, not the narrower */
+        c = parse("1000:1000 weight 20\n0: weight 21\n");
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 21);
+        assert_source(&p, AG_ITEM_WEIGHT, 2);
+        ag_config_free(c);
+        c = parse("0: weight 21\n1000:1000 weight 20\n");
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 20);
+        ag_config_free(c);
+
+        /* booleans both ways */
+        c = parse("* sessions no\n* sessions yes\n* idle yes\n* idle no\n");
+        p = resolve(c, "alice", 1000, &f);
+        assert_true(p.sessions);
+        assert_false(p.idle);
+        assert_source(&p, AG_ITEM_SESSIONS, 2);
+        assert_source(&p, AG_ITEM_IDLE, 4);
+        ag_config_free(c);
+
+        /* max: a later "none" lifts an earlier cap */
+        c = parse("* max 50%\n* max none\n");
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.max_pct, AG_MAX_NONE);
+        assert_source(&p, AG_ITEM_MAX, 2);
+        ag_config_free(c);
+}
+
+static void test_items_independent(void **state) {
+        static const char text[] =
+                "alice weight 400\n"            /* 1 */
+                "@staff max 200%\n"             /* 2 */
+                "1000: sessions no\n"           /* 3 */
+                "* idle yes\n"                  /* 4 */
+                "* weight 1\n"                  /* 5 */
+                "@staff weight 2\n"             /* 6 */
+                "1000: max 300%\n"              /* 7 */
+                "* sessions yes\n";             /* 8 */
+        static const char *const staff[] = { "staff", NULL };
+        FakeGroups f = { .member_of = staff };
+        AgConfig *c = parse(text);
+        AgPolicy p;
+
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 400);
+        assert_int_equal(p.max_pct, 200);
+        assert_false(p.sessions);
+        assert_true(p.idle);
+        assert_source(&p, AG_ITEM_WEIGHT, 1);
+        assert_source(&p, AG_ITEM_MAX, 2);
+        assert_source(&p, AG_ITEM_SESSIONS, 3);
+        assert_source(&p, AG_ITEM_IDLE, 4);
+        assert_int_equal(calls_for(&f, "staff"), 1);
+
+        /* bob: staff, no user rule, below the range */
+        f = (FakeGroups) { .member_of = staff };
+        p = resolve(c, "bob", 999, &f);
+        assert_int_equal(p.weight, 2);
+        assert_int_equal(p.max_pct, 200);
+        assert_true(p.sessions);
+        assert_true(p.idle);
+        assert_source(&p, AG_ITEM_WEIGHT, 6);
+        assert_source(&p, AG_ITEM_MAX, 2);
+        assert_source(&p, AG_ITEM_SESSIONS, 8);
+        assert_source(&p, AG_ITEM_IDLE, 4);
+        assert_int_equal(calls_for(&f, "staff"), 1);
+
+        /* carol: no group, in the range */
+        f = (FakeGroups) {};
+        p = resolve(c, "carol", 5000, &f);
+        assert_int_equal(p.weight, 1);
+        assert_int_equal(p.max_pct, 300);
+        assert_false(p.sessions);
+        assert_true(p.idle);
+        assert_source(&p, AG_ITEM_WEIGHT, 5);
+        assert_source(&p, AG_ITEM_MAX, 7);
+        ag_config_free(c);
+}
+
+static void test_range_boundaries(void **state) {
+        static const struct {
+                const char *rule;
+                uid_t uid;
+                bool match;
+        } cases[] = {
+                { "1000:2000 weight 5", 999, false },
+                { "1000:2000 weight 5", 1000, true },
+                { "1000:2000 weight 5", 1500, true },
+                { "1000:2000 weight 5", 2000, true },
+                { "1000:2000 weight 5", 2001, false },
+                { "1000: weight 5", 999, false },
+                { "1000: weight 5", 1000, true },
+                { "1000: weight 5", (uid_t) -2, true },
+                { "1000: weight 5", (uid_t) -1, false },   /* never a valid uid */
+                { ":999 weight 5", 0, true },
+                { ":999 weight 5", 999, true },
+                { ":999 weight 5", 1000, false },
+                { "0:0 weight 5", 0, true },
+                { "0:0 weight 5", 1, false },
+                { "0: weight 5", 0, true },
+                { "65534:65534 weight 5", 65534, true },
+                { "65534:65534 weight 5", 65533, false },
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char text[64];
+                snprintf(text, sizeof(text), "%s\n", cases[i].rule);
+                AgConfig *c = parse(text);
+                FakeGroups f = {};
+                AgPolicy p = resolve(c, "someone", cases[i].uid, &f);
+                if (cases[i].match) {
+                        assert_int_equal(p.weight, 5);
+                        assert_source(&p, AG_ITEM_WEIGHT, 1);
+                } else
+                        assert_defaults(&p);
+                ag_config_free(c);
+        }
+}
+
+static void test_user_exact(void **state) {
+        AgConfig *c = parse("alice weight 5\n1000 weight 6\n");
+        FakeGroups f = {};
+        AgPolicy p;
+
+        p = resolve(c, "alice", 1, &f);
+        assert_int_equal(p.weight, 5);
+        static const char *const others[] = { "alic", "alice2", "Alice", "ALICE", " alice", "", "@alice" };
+        for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+                p = resolve(c, others[i], 1, &f);
+                assert_defaults(&p);
+        }
+        /* no user name: user rules never match */
+        p = resolve(c, NULL, 1, &f);
+        assert_defaults(&p);
+
+        /* a numeric user name is a name, not a uid */
+        p = resolve(c, "bob", 1000, &f);
+        assert_defaults(&p);
+        p = resolve(c, "1000", 4242, &f);
+        assert_int_equal(p.weight, 6);
+        assert_int_equal(f.n_calls, 0);
+        ag_config_free(c);
+}
+
+static void test_group_calls(void **state) {
+        static const char text[] =
+                "@a weight 1\n"                 /* 1 */
+                "@b weight 2\n"                 /* 2 */
+                "@a max 50%\n"                  /* 3 */
+                "@c idle yes\n"                 /* 4 */
+                "alice weight 9\n"              /* 5 */
+                "@a sessions no\n"              /* 6 */
+                "@d weight 3\n";                /* 7 */
+        static const char *const ab[] = { "a", "b", NULL };
+        AgConfig *c = parse(text);
+        FakeGroups f = { .member_of = ab };
+        AgPolicy p;
+
+        /* alice: weight comes from her user rule, so b and d are never asked */
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 9);
+        assert_int_equal(p.max_pct, 50);
+        assert_false(p.sessions);
+        assert_false(p.idle);
+        assert_source(&p, AG_ITEM_WEIGHT, 5);
+        assert_source(&p, AG_ITEM_MAX, 3);
+        assert_source(&p, AG_ITEM_SESSIONS, 6);
+        assert_source(&p, AG_ITEM_IDLE, 0);
+        assert_int_equal(calls_for(&f, "a"), 1);
+        assert_int_equal(calls_for(&f, "c"), 1);
+        assert_int_equal(calls_for(&f, "b"), 0);
+        assert_int_equal(calls_for(&f, "d"), 0);
+        assert_int_equal(f.n_calls, 2);
+
+        /* bob in a and b: weight from the later of @d (no) and @b (yes) */
+        f = (FakeGroups) { .member_of = ab };
+        p = resolve(c, "bob", 1000, &f);
+        assert_int_equal(p.weight, 2);
+        assert_source(&p, AG_ITEM_WEIGHT, 2);
+        assert_int_equal(p.max_pct, 50);
+        for (const char *g = "abcd"; *g; g++) {
+                char name[2] = { *g, 0 };
+                assert_int_equal(calls_for(&f, name), 1);       /* at most once each */
+        }
+        assert_int_equal(f.n_calls, 4);
+
+        /* carol in nothing */
+        f = (FakeGroups) {};
+        p = resolve(c, "carol", 1000, &f);
+        assert_defaults(&p);
+        assert_int_equal(f.n_calls, 4);
+        ag_config_free(c);
+
+        /* user rules for every item: no group lookups at all */
+        c = parse("@a weight 1\n@a max 5%\n@a sessions no\n@a idle yes\n"
+                  "alice weight 2\nalice max none\nalice sessions yes\nalice idle no\n");
+        f = (FakeGroups) { .member_of = ab };
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 2);
+        assert_int_equal(f.n_calls, 0);
+        ag_config_free(c);
+}
+
+static void test_group_many(void **state) {
+        char text[8192];
+        size_t o = 0;
+        static const char *const g37[] = { "g37", NULL };
+
+        /* more distinct groups than any cache, each with two items */
+        for (int i = 0; i < 100; i++)
+                o += (size_t) snprintf(text + o, sizeof(text) - o, "@g%d weight %d\n@g%d max %d%%\n", i, i + 1, i, i + 1);
+        AgConfig *c = parse(text);
+        FakeGroups f = { .member_of = g37 };
+        AgPolicy p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 38);
+        assert_int_equal(p.max_pct, 38);
+        assert_source(&p, AG_ITEM_WEIGHT, 75);
+        assert_source(&p, AG_ITEM_MAX, 76);
+        assert_true(f.n_calls >= 63 && f.n_calls <= 126);
+        ag_config_free(c);
+}
+
+static void test_group_no_callback_or_error(void **state) {
+        static const char *const staff[] = { "staff", NULL };
+        AgConfig *c = parse("* weight 10\n@staff weight 30\n@broken weight 40\n");
+        FakeGroups f = { .member_of = staff, .fail = "broken" };
+        AgPolicy p;
+
+        /* no callback: group rules never match */
+        memset(&p, 0x77, sizeof(p));
+        ag_policy_resolve(c, "alice", 1000, NULL, NULL, &p);
+        assert_int_equal(p.weight, 10);
+        assert_source(&p, AG_ITEM_WEIGHT, 1);
+
+        /* an error is a no */
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 30);
+        assert_int_equal(calls_for(&f, "broken"), 1);
+        assert_int_equal(calls_for(&f, "staff"), 1);
+
+        /* a group named like the user is still a group */
+        ag_config_free(c);
+        c = parse("@alice weight 3\n");
+        f = (FakeGroups) {};
+        p = resolve(c, "alice", 1000, &f);
+        assert_defaults(&p);
+        assert_int_equal(calls_for(&f, "alice"), 1);
+        ag_config_free(c);
+}
+
+/* The brief's example, end to end. */
+static void test_brief_example(void **state) {
+        static const char text[] =
+                "# domain        item        value\n"
+                "*               weight      100\n"
+                "1000:           sessions    yes          # uid range, open-ended like limits.conf\n"
+                "@students       weight      50           # NSS group: local, LDAP, SSSD\n"
+                "@students       max         200%         # at most two CPUs for each student\n"
+                "alice           weight      400\n"
+                "root            sessions    no           # root's logins are not grouped\n"
+                "@batch          idle        yes          # cpu.idle: run only when nobody else wants the CPU\n";
+        static const char *const students[] = { "students", NULL };
+        static const char *const batch[] = { "batch", NULL };
+        static const char *const both[] = { "students", "batch", NULL };
+        AgConfig *c = parse(text);
+        FakeGroups f = { .member_of = students };
+        AgPolicy p;
+
+        assert_int_equal(c->n_rules, 7);
+
+        p = resolve(c, "alice", 1000, &f);             /* alice is a student too */
+        assert_int_equal(p.weight, 400);
+        assert_int_equal(p.max_pct, 200);
+        assert_true(p.sessions);
+        assert_false(p.idle);
+        assert_source(&p, AG_ITEM_SESSIONS, 3);
+
+        f = (FakeGroups) { .member_of = students };
+        p = resolve(c, "sam", 1001, &f);
+        assert_int_equal(p.weight, 50);
+        assert_int_equal(p.max_pct, 200);
+
+        f = (FakeGroups) {};
+        p = resolve(c, "root", 0, &f);
+        assert_int_equal(p.weight, 100);
+        assert_false(p.sessions);
+        assert_source(&p, AG_ITEM_WEIGHT, 2);
+        assert_source(&p, AG_ITEM_SESSIONS, 7);
+
+        f = (FakeGroups) { .member_of = batch };
+        p = resolve(c, "worker", 500, &f);
+        assert_int_equal(p.weight, 100);
+        assert_true(p.idle);
+        assert_true(p.sessions);
+        assert_source(&p, AG_ITEM_SESSIONS, 0);       /* 500 is not in 1000: */
+
+        f = (FakeGroups) { .member_of = both };
+        p = resolve(c, "x", 2000, &f);
+        assert_int_equal(p.weight, 50);
+        assert_true(p.idle);
+        ag_config_free(c);
+}
+
+/* Drop-ins come after the main file, in lexical order; class still beats order. */
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        (void) remove(path);
+        return 0;
+}
+
+static void put(const char *dir, const char *name, const char *content) {
+        char *p;
+        FILE *fp;
+
+        assert_true(asprintf(&p, "%s/%s", dir, name) >= 0);
+        fp = fopen(p, "we");
+        assert_non_null(fp);
+        assert_true(fputs(content, fp) >= 0);
+        assert_int_equal(fclose(fp), 0);
+        free(p);
+}
+
+typedef struct TmpDir {
+        char path[64];
+        char *conf, *dropins;
+} TmpDir;
+
+static int tmpdir_setup(void **state) {
+        TmpDir *t = calloc(1, sizeof(TmpDir));
+
+        if (!t)
+                return -1;
+        *state = t;
+        snprintf(t->path, sizeof(t->path), "/tmp/ag-test-policy-XXXXXX");
+        if (!mkdtemp(t->path))
+                return -1;
+        if (asprintf(&t->conf, "%s/autogroup.conf", t->path) < 0 ||
+            asprintf(&t->dropins, "%s/autogroup.d", t->path) < 0)
+                return -1;
+        return 0;
+}
+
+/* Runs even when the test failed. */
+static int tmpdir_teardown(void **state) {
+        TmpDir *t = *state;
+
+        if (!t)
+                return 0;
+        if (t->path[0])
+                (void) nftw(t->path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        free(t->conf);
+        free(t->dropins);
+        free(t);
+        return 0;
+}
+
+static void test_dropins_after_main(void **state) {
+        TmpDir *t = *state;
+        const char *dir = t->path, *conf = t->conf, *dropins = t->dropins;
+        FakeGroups f = {};
+        AgConfig *c = NULL;
+        AgPolicy p;
+
+        assert_int_equal(mkdir(dropins, 0755), 0);
+
+        put(dir, "autogroup.conf", "* weight 10\nalice max 50%\n* idle no\n");
+        put(dropins, "b.conf", "* weight 30\nalice idle no\n");
+        put(dropins, "a.conf", "* weight 20\n* max 300%\nalice idle yes\n");
+        put(dropins, "10-early.conf", "* weight 5\n* idle yes\n");
+
+        assert_int_equal(ag_config_load(conf, AG_CONFIG_TRUST_ANY_OWNER, NULL, NULL, &c), 0);
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.weight, 30);                 /* b.conf is the last file */
+        assert_string_equal(p.source[AG_ITEM_WEIGHT]->file + strlen(dropins), "/b.conf");
+        assert_int_equal(p.max_pct, 50);               /* user in main beats * in a drop-in */
+        assert_string_equal(p.source[AG_ITEM_MAX]->file, conf);
+        assert_false(p.idle);                           /* b.conf after a.conf */
+        assert_string_equal(p.source[AG_ITEM_IDLE]->file + strlen(dropins), "/b.conf");
+        assert_int_equal(p.source[AG_ITEM_IDLE]->line, 2);
+
+        p = resolve(c, "bob", 1000, &f);
+        assert_int_equal(p.weight, 30);
+        assert_int_equal(p.max_pct, 300);
+        assert_true(p.idle);                            /* 10-early.conf beats the main file */
+        assert_string_equal(p.source[AG_ITEM_IDLE]->file + strlen(dropins), "/10-early.conf");
+        ag_config_free(c);
+}
+
+static void test_weight_to_shares(void **state) {
+        static const struct {
+                unsigned weight;
+                unsigned long shares;
+        } cases[] = {
+                { 100, 1024 },
+                { 50, 512 },
+                { 200, 2048 },
+                { 400, 4096 },
+                { 10000, 102400 },
+                { 1, 10 },              /* 1 * 1024 / 100 */
+                { 2, 20 },
+                { 99, 1013 },           /* rounds down */
+                { 0, 2 },               /* the kernel's minimum */
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+                assert_int_equal(ag_weight_to_shares(cases[i].weight), cases[i].shares);
+
+        /* never below 2 and monotonic over the valid range */
+        unsigned long prev = 0;
+        for (unsigned w = AG_WEIGHT_MIN; w <= AG_WEIGHT_MAX; w++) {
+                unsigned long s = ag_weight_to_shares(w);
+                assert_true(s >= 2 && s >= prev);
+                prev = s;
+        }
+}
+
+static void test_policy_to_values(void **state) {
+        AgPolicy p;
+        AgCgValues v;
+
+        ag_policy_init(&p);
+        ag_policy_to_values(&p, 2, &v);
+        assert_int_equal(v.weight, 100);
+        assert_int_equal(v.quota_us, -1);
+        assert_int_equal(v.period_us, 100000);
+        assert_false(v.idle);
+        ag_policy_to_values(&p, 1, &v);
+        assert_int_equal(v.weight, 1024);
+        assert_int_equal(v.quota_us, -1);
+        assert_int_equal(v.period_us, AG_CPU_PERIOD_US);
+
+        static const struct {
+                unsigned weight;
+                long max_pct;
+                bool idle;
+                unsigned long v1, v2;
+                long long quota;
+        } cases[] = {
+                { 1, 1, true, 10, 1, 1000 },
+                { 50, 50, false, 512, 50, 50000 },
+                { 100, 100, true, 1024, 100, 100000 },
+                { 400, 200, false, 4096, 400, 200000 },
+                { 10000, 102400, true, 102400, 10000, 102400000LL },
+                { 250, AG_MAX_NONE, false, 2560, 250, -1 },
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                p.weight = cases[i].weight;
+                p.max_pct = cases[i].max_pct;
+                p.idle = cases[i].idle;
+                memset(&v, 0x77, sizeof(v));
+                ag_policy_to_values(&p, 2, &v);
+                assert_int_equal(v.weight, cases[i].v2);
+                assert_int_equal(v.quota_us, cases[i].quota);
+                assert_int_equal(v.period_us, 100000);
+                assert_int_equal(v.idle, cases[i].idle);
+                memset(&v, 0x77, sizeof(v));
+                ag_policy_to_values(&p, 1, &v);
+                assert_int_equal(v.weight, cases[i].v1);
+                assert_int_equal(v.quota_us, cases[i].quota);
+                assert_int_equal(v.period_us, 100000);
+                assert_int_equal(v.idle, cases[i].idle);
+        }
+}
+
+static void test_format_cpu_max(void **state) {
+        AgCgValues v = { .weight = 100, .quota_us = -1, .period_us = AG_CPU_PERIOD_US };
+        char buf[64];
+
+        assert_int_equal(ag_format_cpu_max(&v, buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "max 100000");
+
+        static const struct {
+                long long quota;
+                const char *text;
+        } cases[] = {
+                { 200000, "200000 100000" },
+                { 1000, "1000 100000" },
+                { 100000, "100000 100000" },
+                { 102400000LL, "102400000 100000" },
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                v.quota_us = cases[i].quota;
+                assert_int_equal(ag_format_cpu_max(&v, buf, sizeof(buf)), 0);
+                assert_string_equal(buf, cases[i].text);
+        }
+
+        /* through the policy */
+        AgPolicy p;
+        ag_policy_init(&p);
+        p.max_pct = 150;
+        ag_policy_to_values(&p, 2, &v);
+        assert_int_equal(ag_format_cpu_max(&v, buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "150000 100000");
+
+        /* exact fit, one short (untouched), nothing */
+        v.quota_us = -1;
+        char small[11];
+        assert_int_equal(ag_format_cpu_max(&v, small, sizeof(small)), 0);   /* "max 100000" + NUL */
+        assert_string_equal(small, "max 100000");
+        memcpy(small, "untouched", 10);
+        assert_int_equal(ag_format_cpu_max(&v, small, 10), -ENOBUFS);
+        assert_string_equal(small, "untouched");
+        v.quota_us = 200000;
+        assert_int_equal(ag_format_cpu_max(&v, small, sizeof(small)), -ENOBUFS);
+        assert_string_equal(small, "untouched");
+        assert_int_equal(ag_format_cpu_max(&v, small, 0), -ENOBUFS);
+        assert_int_equal(ag_format_cpu_max(&v, NULL, 0), -ENOBUFS);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_init),
+                cmocka_unit_test(test_empty),
+                cmocka_unit_test(test_class_precedence),
+                cmocka_unit_test(test_later_wins_within_class),
+                cmocka_unit_test(test_items_independent),
+                cmocka_unit_test(test_range_boundaries),
+                cmocka_unit_test(test_user_exact),
+                cmocka_unit_test(test_group_calls),
+                cmocka_unit_test(test_group_many),
+                cmocka_unit_test(test_group_no_callback_or_error),
+                cmocka_unit_test(test_brief_example),
+                cmocka_unit_test_setup_teardown(test_dropins_after_main, tmpdir_setup, tmpdir_teardown),
+                cmocka_unit_test(test_weight_to_shares),
+                cmocka_unit_test(test_policy_to_values),
+                cmocka_unit_test(test_format_cpu_max),
+        };
+
+        umask(022);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
