@@ -449,6 +449,46 @@ int ag_cg_remove_empty(int dirfd, const char *name, unsigned max_depth, unsigned
         return 0;
 }
 
+int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, unsigned *budget) {
+        _cleanup_close_ int fd = -1;
+        struct dirent *de;
+        DIR *d;
+        int r, dfd;
+
+        if (budget) {
+                if (*budget == 0)
+                        return -E2BIG;
+                (*budget)--;
+        }
+        r = ag_cg_open(dirfd, name, &fd);
+        if (r < 0)
+                return r;
+        r = ag_cg_count_procs(fd);
+        if (r != 0)
+                return r < 0 ? r : 1;
+        if (max_depth == 0)
+                return 1;       /* deeper than we look: count it as in use */
+
+        dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (dfd < 0)
+                return negative_errno();
+        d = fdopendir(dfd);
+        if (!d) {
+                safe_close(dfd);
+                return negative_errno();
+        }
+        r = 0;
+        while (r == 0 && (de = readdir(d))) {
+                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                r = ag_cg_subtree_populated(fd, de->d_name, max_depth - 1, budget);
+                if (r == -ENOENT)
+                        r = 0;
+        }
+        closedir(d);
+        return r;
+}
+
 int ag_cg_count_procs(int cgfd) {
         _cleanup_close_ int fd = -1;
         char buf[4096];

@@ -73,5 +73,9 @@ int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret);
 int ag_cg_remove_empty(int dirfd, const char *name, unsigned max_depth, unsigned *budget,
                        unsigned *ret_removed);
 
-/* Counts processes listed in cgroup.procs (v1: of this cgroup only). */
+/* Does dirfd/name or any cgroup below it (at most max_depth levels, *budget
+ * directories) hold a process? 1 yes (or too deep/wide to tell), 0 no, -errno. */
+int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, unsigned *budget);
+
+/* Counts processes listed in cgroup.procs (of this cgroup only). */
 int ag_cg_count_procs(int cgfd);

@@ -395,6 +395,12 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
                         continue;
                 if (++dirs > 65536)
                         break;          /* a user cannot create these; a bound all the same */
+                /* A live session keeps its empty leaves: only a session that is
+                 * empty as a whole goes, so a user's fresh leaf is never pulled
+                 * away between its mkdir and the move into it. */
+                if (ag_cg_subtree_populated(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget) != 0)
+                        continue;
+                budget = AG_SESSION_MAX_DIRS;
                 if (ag_cg_remove_empty(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget, &n) == 0 && n > 0) {
                         count++;
                         if (removed) {
