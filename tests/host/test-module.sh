@@ -189,4 +189,21 @@ else
         skip "no cpu.rt_runtime_us: kernel without RT group scheduling"
 fi
 
+echo "# 14. audit records (seen on the netlink socket: this kernel has audit disabled, no auditd)"
+if command -v strace >/dev/null; then
+        strace -f -s 512 -e trace=sendto -o "$T/audit.trace" "$AGDRV" --pam "$T" agtest "$UA" open env close >"$T/au.out" 2>&1
+        SA=$(val AUTOGROUP_SESSION au)
+        # strace shows the netlink payload as \xNN escapes: decode them
+        perl -pe 's/\\x([0-9a-f]{2})/chr(hex($1))/ge' "$T/audit.trace" >"$T/audit.txt"
+        mv "$T/audit.txt" "$T/audit.trace"
+        check "session-create record names user, uid and cgroup" grep -q "op=autogroup-session-create acct=\"$UA\" uid=$IA cgroup=$SA " "$T/audit.trace"
+        check "remove record for the session" grep -q "op=autogroup-remove acct=.* cgroup=$SA " "$T/audit.trace"
+        check "remove record for the user group" grep -q "op=autogroup-remove acct=.* cgroup=/$ROOT/user-$IA " "$T/audit.trace"
+        svc agnoaudit "root=$ROOT conf=$CONF noaudit"
+        strace -f -s 512 -e trace=sendto -o "$T/noaudit.trace" "$AGDRV" --pam "$T" agnoaudit "$UA" open close >/dev/null 2>&1
+        check_not "noaudit: no record" grep -q "op=autogroup" "$T/noaudit.trace"
+else
+        skip "strace not installed"
+fi
+
 finish
