@@ -245,7 +245,10 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 if (!p->policy->sessions) {
                         r = ag_cg_attach(ufd, pid);
                         if (r < 0) {
-                                what = "move the process into the user group";
+                                what = r == -EINVAL && h->version == 1
+                                               ? "move the process into the user group "
+                                                 "(a real-time task, which stays where it is)"
+                                               : "move the process into the user group";
                                 if (retryable(r) && i < OPEN_RETRIES)
                                         continue;
                                 goto finish;
