@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * autogroup: the unprivileged companion of pam_autogroup.
+ *
+ *   autogroup [--root NAME] enter [--pid PID] [--verbose]
+ *   autogroup [--root NAME] status [--user NAME] [--json]
+ *   autogroup check [FILE]
+ *   autogroup explain [--conf FILE] USER
+ *   autogroup [--root NAME] gc
+ *
+ * No setuid bit: "enter" works inside the subtree the module delegated to the
+ * user, and the kernel's file permissions are the only authority. */
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include "config.h"             /* autoconf: PACKAGE_VERSION */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "helper-config.h"
+#include "helper-enter.h"
+#include "helper-status.h"
+#include "session.h"
+#include "util.h"
+
+#ifndef AG_DEFAULT_CONF
+#define AG_DEFAULT_CONF "/etc/security/autogroup.conf"
+#endif
+
+#define EXIT_USAGE 2
+
+typedef struct Args {
+        const char *root;
+        const char *hierarchy;         /* a cgroup mount to use instead of the one found */
+        const char *verb;
+        char **argv;                   /* the verb's own arguments */
+        int argc;
+} Args;
+
+static void usage(FILE *f) {
+        fputs("Usage: autogroup [--root NAME] VERB [ARGS]\n"
+              "\n"
+              "  enter [--pid PID] [--verbose]   move a session-leading shell (default: the parent)\n"
+              "                                  into a group of its own inside its login's session\n"
+              "  status [--user NAME] [--json]   users, sessions and leaves with weight, cap and CPU used\n"
+              "  check [FILE]                    validate the configuration and its drop-ins\n"
+              "  explain [--conf FILE] USER      which line set each item for USER\n"
+              "  gc                              (root) remove empty groups\n"
+              "\n"
+              "Options:\n"
+              "  --root NAME        the subtree below the cpu hierarchy root (default " AG_ROOT_DEFAULT ")\n"
+              "  --hierarchy PATH   use the cgroup filesystem mounted at PATH\n"
+              "  -h, --help         this text\n"
+              "  --version          the version\n",
+              f);
+}
+
+/* The same names the module accepts for root=. */
+static bool root_name_valid(const char *s) {
+        if (!*s || *s == '.' || strlen(s) > 64)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+                      *s == '-' || *s == '_' || *s == '.'))
+                        return false;
+        return true;
+}
+
+static int find_hierarchy(const Args *a, AgHierarchy **ret) {
+        return a->hierarchy ? ag_hierarchy_from_mount(a->hierarchy, ret) : ag_hierarchy_find(NULL, ret);
+}
+
+static const char *hierarchy_error(const Args *a, int r) {
+        if (a->hierarchy && r == -ENOTDIR)
+                return "not a cgroup file system";
+        if (!a->hierarchy && r == -ENOENT)
+                return "no cgroup file system is mounted";
+        return strerror(-r);
+}
+
+static int parse_pid(const char *s, pid_t *ret) {
+        unsigned long v;
+
+        if (ag_safe_atoul(s, INT32_MAX, &v) < 0 || v == 0)
+                return -EINVAL;
+        *ret = (pid_t) v;
+        return 0;
+}
+
+/* ---- enter ---- */
+
+static int verb_enter(const Args *a) {
+        AgHierarchy *h = NULL;
+        AgEnterResult result;
+        _cleanup_free_ char *leaf = NULL;
+        const char *what = NULL;
+        bool verbose = false;
+        pid_t pid = getppid();
+        int r;
+
+        for (int i = 0; i < a->argc; i++) {
+                if (strcmp(a->argv[i], "--pid") == 0 && i + 1 < a->argc) {
+                        if (parse_pid(a->argv[++i], &pid) < 0) {
+                                fprintf(stderr, "autogroup enter: invalid pid '%s'\n", a->argv[i]);
+                                return EXIT_USAGE;
+                        }
+                } else if (strncmp(a->argv[i], "--pid=", 6) == 0) {
+                        if (parse_pid(a->argv[i] + 6, &pid) < 0) {
+                                fprintf(stderr, "autogroup enter: invalid pid '%s'\n", a->argv[i] + 6);
+                                return EXIT_USAGE;
+                        }
+                } else if (strcmp(a->argv[i], "-v") == 0 || strcmp(a->argv[i], "--verbose") == 0)
+                        verbose = true;
+                else {
+                        fprintf(stderr, "autogroup enter: unexpected argument '%s'\n", a->argv[i]);
+                        return EXIT_USAGE;
+                }
+        }
+
+        r = find_hierarchy(a, &h);
+        if (r < 0) {
+                /* No cgroup filesystem: certainly not under pam_autogroup. */
+                if (verbose)
+                        printf("no cgroup hierarchy: nothing to do\n");
+                return 0;
+        }
+        r = ag_enter(h, a->root, pid, getuid(), &result, &leaf, &what);
+        ag_hierarchy_free(h);
+        if (r < 0) {
+                fprintf(stderr, "autogroup enter: cannot %s for process %jd: %s\n", what ? what : "enter",
+                        (intmax_t) pid, strerror(-r));
+                return EXIT_FAILURE;
+        }
+        if (verbose) {
+                if (leaf)
+                        printf("%jd: %s: %s\n", (intmax_t) pid, ag_enter_result_to_string(result), leaf);
+                else
+                        printf("%jd: %s\n", (intmax_t) pid, ag_enter_result_to_string(result));
+        }
+        return 0;
+}
+
+/* ---- status ---- */
+
+static bool want_unicode(void) {
+        const char *cs;
+
+        setlocale(LC_CTYPE, "");
+        cs = nl_langinfo(CODESET);
+        return cs && strcmp(cs, "UTF-8") == 0;
+}
+
+static int verb_status(const Args *a) {
+        AgHierarchy *h = NULL;
+        AgStatus *s = NULL;
+        const char *user = NULL;
+        bool json = false;
+        uid_t only = (uid_t) -1;
+        int r;
+
+        for (int i = 0; i < a->argc; i++) {
+                if (strcmp(a->argv[i], "--user") == 0 && i + 1 < a->argc)
+                        user = a->argv[++i];
+                else if (strncmp(a->argv[i], "--user=", 7) == 0)
+                        user = a->argv[i] + 7;
+                else if (strcmp(a->argv[i], "--json") == 0)
+                        json = true;
+                else {
+                        fprintf(stderr, "autogroup status: unexpected argument '%s'\n", a->argv[i]);
+                        return EXIT_USAGE;
+                }
+        }
+        if (user) {
+                struct passwd *pw = getpwnam(user);
+                unsigned long v;
+
+                if (pw)
+                        only = pw->pw_uid;
+                else if (ag_safe_atoul(user, (uid_t) -2, &v) >= 0)
+                        only = (uid_t) v;
+                else {
+                        fprintf(stderr, "autogroup status: unknown user '%s'\n", user);
+                        return EXIT_FAILURE;
+                }
+        }
+        if (getuid() != 0) {
+                if (only != (uid_t) -1 && only != getuid()) {
+                        fprintf(stderr, "autogroup status: only root can see another user's groups\n");
+                        return EXIT_FAILURE;
+                }
+                only = getuid();
+        }
+
+        r = find_hierarchy(a, &h);
+        if (r < 0) {
+                fprintf(stderr, "autogroup status: %s: %s\n", a->hierarchy ? a->hierarchy : "cgroup hierarchy",
+                        hierarchy_error(a, r));
+                return EXIT_FAILURE;
+        }
+        r = ag_status_collect(h, a->root, only, &s);
+        ag_hierarchy_free(h);
+        if (r < 0) {
+                fprintf(stderr, "autogroup status: cannot read the groups: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        if (json)
+                ag_status_print_json(s, stdout);
+        else
+                ag_status_print(s, stdout, want_unicode());
+        ag_status_free(s);
+        return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
+
+/* ---- check ---- */
+
+static int verb_check(const Args *a) {
+        const char *path = AG_DEFAULT_CONF;
+        AgConfig *config = NULL;
+        int r;
+
+        if (a->argc > 1) {
+                fprintf(stderr, "autogroup check: at most one FILE\n");
+                return EXIT_USAGE;
+        }
+        if (a->argc == 1)
+                path = a->argv[0];
+        if (access(path, F_OK) < 0 && errno == ENOENT)
+                printf("%s: does not exist, the built-in defaults apply\n", path);
+        r = ag_check_config(path, stdout, &config);
+        if (r < 0) {
+                fprintf(stderr, "autogroup check: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        if (r == 0)
+                printf("%s: OK, %zu rule%s\n", path, config->n_rules, config->n_rules == 1 ? "" : "s");
+        else
+                printf("%s: %d error%s\n", path, r, r == 1 ? "" : "s");
+        ag_config_free(config);
+        return r == 0 ? 0 : EXIT_FAILURE;
+}
+
+/* ---- explain ---- */
+
+static void warn_error(void *userdata, const char *file, unsigned line, const char *message) {
+        (void) userdata;
+        if (file && line > 0)
+                fprintf(stderr, "warning: %s:%u: %s (line skipped)\n", file, line, message);
+        else if (file)
+                fprintf(stderr, "warning: %s: %s\n", file, message);
+        else
+                fprintf(stderr, "warning: %s\n", message);
+}
+
+static int verb_explain(const Args *a) {
+        const char *path = AG_DEFAULT_CONF, *user = NULL;
+        AgConfig *config = NULL;
+        AgHierarchy *h = NULL;
+        AgNssUser *u = NULL;
+        int r;
+
+        for (int i = 0; i < a->argc; i++) {
+                if (strcmp(a->argv[i], "--conf") == 0 && i + 1 < a->argc)
+                        path = a->argv[++i];
+                else if (strncmp(a->argv[i], "--conf=", 7) == 0)
+                        path = a->argv[i] + 7;
+                else if (!user && a->argv[i][0] != '-')
+                        user = a->argv[i];
+                else {
+                        fprintf(stderr, "autogroup explain: unexpected argument '%s'\n", a->argv[i]);
+                        return EXIT_USAGE;
+                }
+        }
+        if (!user) {
+                fprintf(stderr, "autogroup explain: which USER?\n");
+                return EXIT_USAGE;
+        }
+        r = ag_nss_user_get(user, &u);
+        if (r < 0) {
+                fprintf(stderr, "autogroup explain: unknown user '%s'%s%s\n", user, r == -ENOENT ? "" : ": ",
+                        r == -ENOENT ? "" : strerror(-r));
+                return EXIT_FAILURE;
+        }
+        r = ag_config_load(path, 0, warn_error, NULL, &config);
+        if (r < 0) {
+                fprintf(stderr, "autogroup explain: %s\n", strerror(-r));
+                ag_nss_user_free(u);
+                return EXIT_FAILURE;
+        }
+        printf("config %s (%zu rule%s)\n", path, config->n_rules, config->n_rules == 1 ? "" : "s");
+        if (find_hierarchy(a, &h) < 0)
+                h = NULL;
+        ag_explain_print(config, u, h, stdout);
+        ag_hierarchy_free(h);
+        ag_config_free(config);
+        ag_nss_user_free(u);
+        return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
+
+/* ---- gc ---- */
+
+static void print_removed(void *userdata, const char *path) {
+        (void) userdata;
+        printf("removed %s\n", path);
+}
+
+static int verb_gc(const Args *a) {
+        AgHierarchy *h = NULL;
+        int r;
+
+        if (a->argc > 0) {
+                fprintf(stderr, "autogroup gc: unexpected argument '%s'\n", a->argv[0]);
+                return EXIT_USAGE;
+        }
+        if (geteuid() != 0) {
+                fprintf(stderr, "autogroup gc: only root can remove groups\n");
+                return EXIT_FAILURE;
+        }
+        r = find_hierarchy(a, &h);
+        if (r < 0) {
+                fprintf(stderr, "autogroup gc: %s: %s\n", a->hierarchy ? a->hierarchy : "cgroup hierarchy",
+                        hierarchy_error(a, r));
+                return EXIT_FAILURE;
+        }
+        r = ag_gc(h, a->root, print_removed, NULL);
+        ag_hierarchy_free(h);
+        if (r < 0) {
+                fprintf(stderr, "autogroup gc: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        printf("%d group%s removed\n", r, r == 1 ? "" : "s");
+        return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
+
+/* ---- main ---- */
+
+/* Pulls the global options out of argv, wherever they are, and finds the verb. */
+static int parse_args(int argc, char **argv, Args *a) {
+        int n = 0;
+
+        *a = (Args) { .root = AG_ROOT_DEFAULT };
+        a->argv = calloc((size_t) argc + 1, sizeof *a->argv);
+        if (!a->argv)
+                return -ENOMEM;
+        for (int i = 1; i < argc; i++) {
+                const char *s = argv[i];
+
+                if (strcmp(s, "--root") == 0 || strcmp(s, "--hierarchy") == 0) {
+                        if (i + 1 >= argc) {
+                                fprintf(stderr, "autogroup: %s needs a value\n", s);
+                                return -EINVAL;
+                        }
+                        if (s[2] == 'r')
+                                a->root = argv[++i];
+                        else
+                                a->hierarchy = argv[++i];
+                } else if (strncmp(s, "--root=", 7) == 0)
+                        a->root = s + 7;
+                else if (strncmp(s, "--hierarchy=", 12) == 0)
+                        a->hierarchy = s + 12;
+                else if (!a->verb && (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0))
+                        a->verb = "help";
+                else if (!a->verb && strcmp(s, "--version") == 0)
+                        a->verb = "version";
+                else if (!a->verb)
+                        a->verb = s;
+                else
+                        a->argv[n++] = argv[i];
+        }
+        a->argc = n;
+        if (!root_name_valid(a->root)) {
+                fprintf(stderr, "autogroup: invalid root name '%s'\n", a->root);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        Args a;
+        int r;
+
+        r = parse_args(argc, argv, &a);
+        if (r < 0) {
+                free(a.argv);
+                if (r == -ENOMEM)
+                        fprintf(stderr, "autogroup: out of memory\n");
+                return EXIT_USAGE;
+        }
+        if (!a.verb) {
+                usage(stderr);
+                r = EXIT_USAGE;
+        } else if (strcmp(a.verb, "enter") == 0)
+                r = verb_enter(&a);
+        else if (strcmp(a.verb, "status") == 0)
+                r = verb_status(&a);
+        else if (strcmp(a.verb, "check") == 0)
+                r = verb_check(&a);
+        else if (strcmp(a.verb, "explain") == 0)
+                r = verb_explain(&a);
+        else if (strcmp(a.verb, "gc") == 0)
+                r = verb_gc(&a);
+        else if (strcmp(a.verb, "help") == 0) {
+                usage(stdout);
+                r = 0;
+        } else if (strcmp(a.verb, "version") == 0) {
+                printf("autogroup (pam_autogroup) " PACKAGE_VERSION "\n");
+                r = 0;
+        } else {
+                fprintf(stderr, "autogroup: unknown verb '%s'\n", a.verb);
+                usage(stderr);
+                r = EXIT_USAGE;
+        }
+        free(a.argv);
+        return r;
+}

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
+#include <string.h>
+
+#include "helper-config.h"
+#include "util.h"
+
+static void print_error(void *userdata, const char *file, unsigned line, const char *message) {
+        FILE *out = userdata;
+
+        if (file && line > 0)
+                fprintf(out, "%s:%u: %s\n", file, line, message);
+        else if (file)
+                fprintf(out, "%s: %s\n", file, message);
+        else
+                fprintf(out, "%s\n", message);
+}
+
+int ag_check_config(const char *path, FILE *out, AgConfig **ret) {
+        return ag_config_load(path, 0, print_error, out, ret);
+}
+
+void ag_item_value_format(AgItem item, long value, char *buf, size_t size) {
+        switch (item) {
+        case AG_ITEM_WEIGHT:
+                snprintf(buf, size, "%ld", value);
+                break;
+        case AG_ITEM_MAX:
+                if (value == AG_MAX_NONE)
+                        snprintf(buf, size, "none");
+                else
+                        snprintf(buf, size, "%ld%%", value);
+                break;
+        default:
+                snprintf(buf, size, "%s", value ? "yes" : "no");
+                break;
+        }
+}
+
+void ag_rule_format(const AgRule *rule, char *buf, size_t size) {
+        char domain[AG_NAME_MAX + 64], value[32];
+
+        switch (rule->kind) {
+        case AG_DOMAIN_ALL:
+                snprintf(domain, sizeof domain, "*");
+                break;
+        case AG_DOMAIN_GROUP:
+                snprintf(domain, sizeof domain, "@%s", rule->name);
+                break;
+        case AG_DOMAIN_USER:
+                snprintf(domain, sizeof domain, "%s", rule->name);
+                break;
+        case AG_DOMAIN_RANGE: {
+                char lo[32] = "", hi[32] = "";
+                if (rule->uid_min != 0)
+                        snprintf(lo, sizeof lo, "%ju", (uintmax_t) rule->uid_min);
+                if (rule->uid_max != (uid_t) -1 - 1)
+                        snprintf(hi, sizeof hi, "%ju", (uintmax_t) rule->uid_max);
+                if (!*lo && !*hi)
+                        snprintf(lo, sizeof lo, "0");
+                snprintf(domain, sizeof domain, "%s:%s", lo, hi);
+                break;
+        }
+        default:
+                snprintf(domain, sizeof domain, "?");
+        }
+        ag_item_value_format(rule->item, rule->value, value, sizeof value);
+        snprintf(buf, size, "%s %s %s", domain, ag_item_to_string(rule->item), value);
+}
+
+AgNssUser *ag_nss_user_free(AgNssUser *u) {
+        if (!u)
+                return NULL;
+        free(u->name);
+        free(u->groups);
+        free(u);
+        return NULL;
+}
+
+int ag_nss_user_get(const char *name, AgNssUser **ret) {
+        struct passwd *pw;
+        unsigned long v;
+        AgNssUser *u;
+        int n = 32;
+
+        errno = 0;
+        pw = getpwnam(name);
+        if (!pw && ag_safe_atoul(name, (uid_t) -2, &v) >= 0) {
+                errno = 0;
+                pw = getpwuid((uid_t) v);
+        }
+        if (!pw)
+                return errno != 0 && errno != ENOENT && errno != ESRCH ? negative_errno() : -ENOENT;
+
+        u = calloc(1, sizeof *u);
+        if (!u)
+                return -ENOMEM;
+        u->uid = pw->pw_uid;
+        u->gid = pw->pw_gid;
+        u->name = strdup(pw->pw_name);
+        if (!u->name) {
+                ag_nss_user_free(u);
+                return -ENOMEM;
+        }
+        for (unsigned tries = 0; tries < 8; tries++) {
+                gid_t *g = realloc(u->groups, (size_t) n * sizeof *g);
+                int m = n;
+
+                if (!g) {
+                        ag_nss_user_free(u);
+                        return -ENOMEM;
+                }
+                u->groups = g;
+                if (getgrouplist(u->name, u->gid, u->groups, &m) >= 0) {
+                        u->n_groups = m;
+                        break;
+                }
+                n = m > n ? m : n * 2;
+        }
+        *ret = u;
+        return 0;
+}
+
+int ag_nss_in_group(void *userdata, const char *group) {
+        const AgNssUser *u = userdata;
+        struct group *gr;
+
+        errno = 0;
+        gr = getgrnam(group);
+        if (!gr)
+                return errno != 0 && errno != ENOENT && errno != ESRCH ? negative_errno() : 0;
+        if (gr->gr_gid == u->gid)
+                return 1;
+        for (int i = 0; i < u->n_groups; i++)
+                if (u->groups[i] == gr->gr_gid)
+                        return 1;
+        return 0;
+}
+
+static void print_values(const AgPolicy *p, int version, FILE *out) {
+        AgCgValues v;
+        char buf[64];
+
+        ag_policy_to_values(p, version, &v);
+        if (version == 2) {
+                (void) ag_format_cpu_max(&v, buf, sizeof buf);
+                fprintf(out, "cgroup v2: cpu.weight=%lu cpu.max=\"%s\" cpu.idle=%d\n", v.weight, buf, v.idle ? 1 : 0);
+        } else
+                fprintf(out, "cgroup v1: cpu.shares=%lu cpu.cfs_quota_us=%lld cpu.cfs_period_us=%lu cpu.idle=%d\n",
+                        v.weight, v.quota_us, v.period_us, v.idle ? 1 : 0);
+}
+
+void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierarchy *h, FILE *out) {
+        AgPolicy p;
+
+        ag_policy_resolve(config, u->name, u->uid, ag_nss_in_group, (void *) u, &p);
+
+        fprintf(out, "user %s (uid %ju), groups:", u->name, (uintmax_t) u->uid);
+        for (int i = 0; i < u->n_groups; i++) {
+                struct group *gr = getgrgid(u->groups[i]);
+                if (gr)
+                        fprintf(out, " %s", gr->gr_name);
+                else
+                        fprintf(out, " %ju", (uintmax_t) u->groups[i]);
+        }
+        fputc('\n', out);
+
+        for (AgItem item = 0; item < _AG_ITEM_MAX; item++) {
+                const AgRule *rule = p.source[item];
+                char value[32], text[AG_NAME_MAX + 128];
+                long v;
+
+                switch (item) {
+                case AG_ITEM_WEIGHT: v = (long) p.weight; break;
+                case AG_ITEM_MAX: v = p.max_pct; break;
+                case AG_ITEM_SESSIONS: v = p.sessions; break;
+                default: v = p.idle; break;
+                }
+                ag_item_value_format(item, v, value, sizeof value);
+                if (rule) {
+                        ag_rule_format(rule, text, sizeof text);
+                        fprintf(out, "%-9s %-6s from %s:%u (rule text: %s)\n", ag_item_to_string(item), value,
+                                rule->file ? rule->file : "?", rule->line, text);
+                } else
+                        fprintf(out, "%-9s %-6s default\n", ag_item_to_string(item), value);
+        }
+
+        if (!p.sessions)
+                fprintf(out, "layout: one group for the user (sessions no), no session level\n");
+        else
+                fprintf(out, "layout: a group for the user, one below it for each session\n");
+        if (h && h->has_cpu)
+                print_values(&p, h->version, out);
+        else {
+                fprintf(out, "no cpu controller found on this machine; the values would be:\n");
+                print_values(&p, 1, out);
+                print_values(&p, 2, out);
+        }
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* "autogroup check" and "autogroup explain": the configuration as the module
+ * reads it (same ownership rules), reported for people. */
+
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "config.h"
+#include "policy.h"
+
+/* Loads path (and its drop-ins), printing every error as "file:line: message"
+ * ("file: message" for errors about a whole file) to out. Returns the number
+ * of errors (>= 0) and the config in *ret, or -ENOMEM. */
+int ag_check_config(const char *path, FILE *out, AgConfig **ret);
+
+/* Formats a rule back as "domain item value". */
+void ag_rule_format(const AgRule *rule, char *buf, size_t size);
+/* Formats an item's value: "100", "150%", "none", "yes", "no". */
+void ag_item_value_format(AgItem item, long value, char *buf, size_t size);
+
+/* Group membership through NSS: primary and supplementary groups. */
+typedef struct AgNssUser {
+        char *name;
+        uid_t uid;
+        gid_t gid;
+        gid_t *groups;
+        int n_groups;
+} AgNssUser;
+
+/* Looks the user up (name or numeric uid). -ENOENT when unknown. */
+int ag_nss_user_get(const char *name, AgNssUser **ret);
+AgNssUser *ag_nss_user_free(AgNssUser *u);
+/* An ag_in_group_fn over an AgNssUser. */
+int ag_nss_in_group(void *userdata, const char *group);
+
+/* Prints which rule set each item for the user and the resulting cgroup
+ * values. h may be NULL (no cgroup filesystem): both versions are shown. */
+void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierarchy *h, FILE *out);

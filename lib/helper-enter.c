@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "helper-enter.h"
+#include "session.h"
+#include "util.h"
+
+/* How often mkdir + move starts over when a concurrent enter removed the
+ * fresh leaf as an empty sibling before the move. */
+#define ENTER_RETRIES 16
+
+static const char *const result_table[_AG_ENTER_RESULT_MAX] = {
+        [AG_ENTER_NOT_LEADER] = "not a session leader, nothing to do",
+        [AG_ENTER_NOT_MANAGED] = "not inside a pam_autogroup session of this user, nothing to do",
+        [AG_ENTER_OTHER_USER] = "the process belongs to another user, nothing to do",
+        [AG_ENTER_ALREADY] = "already in its leaf, nothing to do",
+        [AG_ENTER_MOVED] = "moved into its leaf",
+        [AG_ENTER_REALTIME] = "a real-time task, left where it is",
+};
+
+const char *ag_enter_result_to_string(AgEnterResult r) {
+        if ((unsigned) r >= _AG_ENTER_RESULT_MAX)
+                return NULL;
+        return result_table[r];
+}
+
+static bool is_component(const char *s) {
+        return *s && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_session, char **ret_rest) {
+        char ugroup[64], *c[3], *p = path;
+        int r;
+
+        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
+        if (r < 0)
+                return r;
+        if (*p != '/')
+                return -ENOENT;
+        p++;
+        for (unsigned i = 0; i < 3; i++) {
+                size_t n = strcspn(p, "/");
+                bool more = p[n] == '/';
+
+                c[i] = p;
+                p[n] = 0;
+                if (!is_component(c[i]))
+                        return -ENOENT;
+                if (!more) {
+                        if (i < 2)
+                                return -ENOENT;
+                        p += n;         /* "" */
+                        break;
+                }
+                p += n + 1;
+        }
+        if (strcmp(c[0], root) != 0 || strcmp(c[1], ugroup) != 0)
+                return -ENOENT;
+        *ret_session = c[2];
+        *ret_rest = p;
+        return 0;
+}
+
+/* The real uid of pid, from /proc/PID/status. */
+static int pid_real_uid(pid_t pid, uid_t *ret) {
+        _cleanup_close_ int fd = -1;
+        char fn[64], buf[4096], *p;
+        unsigned long v;
+        ssize_t n;
+
+        snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/status", (intmax_t) pid);
+        fd = open(fn, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        n = read(fd, buf, sizeof buf - 1);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = 0;
+        p = strstr(buf, "\nUid:");
+        if (!p)
+                return -EIO;
+        p += 5;
+        p += strspn(p, " \t");
+        p[strcspn(p, " \t\n")] = 0;
+        if (ag_safe_atoul(p, (uid_t) -1, &v) < 0)
+                return -EIO;
+        *ret = (uid_t) v;
+        return 0;
+}
+
+static bool is_realtime(pid_t pid) {
+        int policy = sched_getscheduler(pid);
+        return policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+/* Removes empty sibling leaves "sid-*" (never login/ or anything the user
+ * named otherwise), looking at no more than AG_ENTER_SWEEP_MAX entries. */
+static void sweep_siblings(int sfd, const char *keep) {
+        struct dirent *de;
+        unsigned seen = 0;
+        DIR *d;
+        int dfd;
+
+        dfd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
+        if (dfd < 0)
+                return;
+        d = fdopendir(dfd);
+        if (!d) {
+                safe_close(dfd);
+                return;
+        }
+        while ((de = readdir(d)) && seen++ < AG_ENTER_SWEEP_MAX) {
+                if (de->d_type != DT_DIR || strncmp(de->d_name, AG_LEAF_PREFIX, strlen(AG_LEAF_PREFIX)) != 0 ||
+                    strcmp(de->d_name, keep) == 0)
+                        continue;
+                /* rmdir on cgroupfs removes only an empty group with no children */
+                (void) unlinkat(sfd, de->d_name, AT_REMOVEDIR);
+        }
+        closedir(d);
+}
+
+static bool gone(int r) {
+        return r == -ENOENT || r == -ENOTDIR || r == -ELOOP;
+}
+
+int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
+             AgEnterResult *ret_result, char **ret_leaf, const char **ret_what) {
+        _cleanup_close_ int mfd = -1, rfd = -1, ufd = -1, sfd = -1;
+        _cleanup_free_ char *path = NULL, *leaf_path = NULL;
+        char ugroup[64], leaf[64], *session, *rest;
+        AgEnterResult result;
+        const char *what = NULL;
+        struct stat st;
+        uid_t owner;
+        pid_t sid;
+        int r;
+
+        sid = getsid(pid);
+        if (sid < 0) {
+                r = negative_errno();
+                what = "find the process's session";
+                goto fail;
+        }
+        if (sid != pid) {
+                result = AG_ENTER_NOT_LEADER;
+                goto done;
+        }
+        if (!h->has_cpu) {
+                result = AG_ENTER_NOT_MANAGED;
+                goto done;
+        }
+
+        r = ag_cg_pid_path(h, pid, &path);
+        if (r < 0) {
+                if (r == -ENOENT) {
+                        result = AG_ENTER_NOT_MANAGED;
+                        goto done;
+                }
+                what = "read the process's cgroup";
+                goto fail;
+        }
+        if (ag_enter_parse_path(path, root, uid, &session, &rest) < 0) {
+                result = AG_ENTER_NOT_MANAGED;
+                goto done;
+        }
+
+        r = pid_real_uid(pid, &owner);
+        if (r < 0) {
+                what = "read the process's owner";
+                goto fail;
+        }
+        if (owner != uid) {
+                result = AG_ENTER_OTHER_USER;
+                goto done;
+        }
+
+        /* Walk down from the mount, one component at a time, no symlinks. */
+        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
+        if (r < 0) {
+                what = "name the user group";
+                goto fail;
+        }
+        r = ag_hierarchy_open(h, &mfd);
+        if (r >= 0)
+                r = ag_cg_open(mfd, root, &rfd);
+        if (r >= 0)
+                r = ag_cg_open(rfd, ugroup, &ufd);
+        if (r >= 0)
+                r = ag_cg_open(ufd, session, &sfd);
+        if (r < 0) {
+                if (gone(r)) {
+                        result = AG_ENTER_NOT_MANAGED;
+                        goto done;
+                }
+                what = "open the session group";
+                goto fail;
+        }
+        /* The user group is root's, the session the user's: that is what the
+         * module makes. Anything else is not a delegated session. */
+        if (fstat(ufd, &st) < 0 || st.st_uid != 0) {
+                result = AG_ENTER_NOT_MANAGED;
+                goto done;
+        }
+        if (fstat(sfd, &st) < 0 || st.st_uid != uid) {
+                result = AG_ENTER_NOT_MANAGED;
+                goto done;
+        }
+
+        snprintf(leaf, sizeof leaf, AG_LEAF_PREFIX "%" PRIiMAX, (intmax_t) sid);
+        if (asprintf(&leaf_path, "/%s/%s/%s/%s", root, ugroup, session, leaf) < 0) {
+                leaf_path = NULL;
+                r = -ENOMEM;
+                what = "allocate memory";
+                goto fail;
+        }
+        if (strcmp(rest, leaf) == 0) {
+                result = AG_ENTER_ALREADY;
+                goto done;
+        }
+
+        for (unsigned i = 0;; i++) {
+                _cleanup_close_ int lfd = -1;
+                bool created = false;
+
+                r = ag_cg_mkdir_open(sfd, leaf, &created, &lfd);
+                if (r < 0) {
+                        what = "create the leaf";
+                        goto fail;
+                }
+                r = ag_cg_attach(lfd, pid);
+                if (r >= 0)
+                        break;
+                lfd = safe_close(lfd);
+                if ((r == -ENOENT || r == -ENODEV) && i < ENTER_RETRIES)
+                        continue;       /* removed under our feet: make it again */
+                if (created)
+                        (void) unlinkat(sfd, leaf, AT_REMOVEDIR);
+                if (r == -EINVAL && is_realtime(pid)) {
+                        /* v1 with RT group scheduling: the leaf has no RT
+                         * budget. RT tasks stay where they are. */
+                        result = AG_ENTER_REALTIME;
+                        goto done;
+                }
+                what = "move the process into the leaf";
+                goto fail;
+        }
+        result = AG_ENTER_MOVED;
+        sweep_siblings(sfd, leaf);
+
+done:
+        *ret_result = result;
+        if (ret_leaf)
+                *ret_leaf = result == AG_ENTER_MOVED || result == AG_ENTER_ALREADY ? TAKE_PTR(leaf_path) : NULL;
+        return 0;
+
+fail:
+        if (ret_what)
+                *ret_what = what;
+        return r;
+}

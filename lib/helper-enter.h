@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* "autogroup enter": moves a process that leads a setsid() session into a
+ * leaf of its own inside the user's delegated pam_autogroup session.
+ *
+ * No privilege is used or needed: the session directory and its cgroup.procs
+ * belong to the user (the module delegated them), so the kernel's file
+ * permissions decide. The session is found from the process's own cgroup,
+ * never from the environment. */
+
+#include <sys/types.h>
+
+#include "cgroup.h"
+
+#define AG_LEAF_PREFIX "sid-"
+/* Entries of the session directory looked at when removing empty sibling leaves. */
+#define AG_ENTER_SWEEP_MAX 256
+
+typedef enum AgEnterResult {
+        AG_ENTER_NOT_LEADER,           /* the process does not lead its session */
+        AG_ENTER_NOT_MANAGED,          /* not inside one of the user's delegated sessions */
+        AG_ENTER_OTHER_USER,           /* the process belongs to another user */
+        AG_ENTER_ALREADY,              /* already in its leaf: nothing changed */
+        AG_ENTER_MOVED,                /* moved into its leaf */
+        AG_ENTER_REALTIME,             /* a real-time task the kernel refused: left where it is */
+        _AG_ENTER_RESULT_MAX,
+} AgEnterResult;
+
+const char *ag_enter_result_to_string(AgEnterResult r);
+
+/* Parses the cgroup path of a process ("/<root>/user-<uid>/<session>[/rest]")
+ * into the session name and the rest below it (without a leading '/', "" for
+ * none). Pointers go into path, which is modified. -ENOENT when the path is
+ * not inside a session of uid below root. */
+int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_session, char **ret_rest);
+
+/* Moves pid into <session>/sid-<pid> when pid leads its session and sits in a
+ * session of uid (the session directory must be owned by uid, the user group
+ * by root). On success *ret_result says what happened and *ret_leaf (may be
+ * NULL) is the leaf's cgroup path when there is one. On failure *ret_what
+ * (may be NULL) names the step that failed. */
+int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
+             AgEnterResult *ret_result, char **ret_leaf, const char **ret_what);

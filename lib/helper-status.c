@@ -1,0 +1,715 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "helper-status.h"
+#include "session.h"
+#include "util.h"
+
+typedef struct Ctx {
+        const AgHierarchy *h;
+        int acct_fd;                   /* v1: mount of a separate cpuacct hierarchy, or -1 */
+        bool acct_here;                /* v1: cpuacct is co-mounted with cpu */
+        unsigned n_nodes;
+} Ctx;
+
+static bool has_token(const char *list, const char *sep, const char *token) {
+        size_t n = strlen(token);
+
+        for (const char *p = list; p && *p;) {
+                size_t l = strcspn(p, sep);
+                if (l == n && strncmp(p, token, n) == 0)
+                        return true;
+                p += l;
+                p += strspn(p, sep);
+        }
+        return false;
+}
+
+/* v1: the mount point of the hierarchy with cpuacct, when it is not the cpu one. */
+static int find_cpuacct(const AgHierarchy *h, bool *ret_here, char **ret_mount) {
+        _cleanup_free_ char *line = NULL;
+        size_t allocated = 0;
+        FILE *f;
+
+        f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return negative_errno();
+        while (getline(&line, &allocated, f) > 0) {
+                char *root, *mp, *fstype, *opts;
+
+                if (ag_mountinfo_parse_line(line, &root, &mp, &fstype, &opts) < 0)
+                        continue;
+                if (strcmp(root, "/") != 0 || strcmp(fstype, "cgroup") != 0 || !has_token(opts, ",", "cpuacct"))
+                        continue;
+                if (has_token(opts, ",", "cpu") && strcmp(mp, h->mount) == 0) {
+                        *ret_here = true;
+                        *ret_mount = NULL;
+                } else {
+                        *ret_here = false;
+                        *ret_mount = strdup(mp);
+                        if (!*ret_mount) {
+                                fclose(f);
+                                return -ENOMEM;
+                        }
+                }
+                fclose(f);
+                return 0;
+        }
+        fclose(f);
+        return -ENOENT;
+}
+
+static int read_ll(int fd, const char *name, long long *ret) {
+        char buf[64], *end;
+        long long v;
+        int r;
+
+        r = ag_read_small_file(fd, name, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        errno = 0;
+        v = strtoll(buf, &end, 10);
+        if (errno != 0 || end == buf || (*end && *end != '\n'))
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* "key value" lines, as in cpu.stat. */
+static int read_keyed(int fd, const char *file, const char *key, long long *ret) {
+        char buf[4096];
+        size_t n = strlen(key);
+        int r;
+
+        r = ag_read_small_file(fd, file, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+                if (strncmp(p, key, n) == 0 && p[n] == ' ') {
+                        char *end;
+                        errno = 0;
+                        long long v = strtoll(p + n + 1, &end, 10);
+                        if (errno != 0 || end == p + n + 1)
+                                return -EINVAL;
+                        *ret = v;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+static void read_values(Ctx *c, int fd, AgStatusNode *n) {
+        long long v, p;
+        char buf[128];
+
+        n->weight = n->shares = -1;
+        n->quota_us = -2;
+        n->period_us = 0;
+        n->idle = -1;
+        n->cpu_usec = -1;
+
+        if (c->h->version == 2) {
+                if (read_ll(fd, "cpu.weight", &v) >= 0)
+                        n->weight = (long) v;
+                if (ag_read_small_file(fd, "cpu.max", buf, sizeof buf) >= 0) {
+                        char *sp = strchr(buf, ' ');
+                        if (sp) {
+                                *sp = 0;
+                                p = strtoll(sp + 1, NULL, 10);
+                                n->period_us = p > 0 ? (unsigned long) p : 0;
+                                n->quota_us = strcmp(buf, "max") == 0 ? -1 : strtoll(buf, NULL, 10);
+                        }
+                }
+                if (read_keyed(fd, "cpu.stat", "usage_usec", &v) >= 0)
+                        n->cpu_usec = v;
+        } else {
+                if (read_ll(fd, "cpu.shares", &v) >= 0) {
+                        n->shares = (long) v;
+                        n->weight = (long) (v * 100 / 1024);
+                }
+                if (read_ll(fd, "cpu.cfs_quota_us", &v) >= 0 && read_ll(fd, "cpu.cfs_period_us", &p) >= 0) {
+                        n->quota_us = v < 0 ? -1 : v;
+                        n->period_us = p > 0 ? (unsigned long) p : 0;
+                }
+                if (c->acct_here) {
+                        if (read_ll(fd, "cpuacct.usage", &v) >= 0)
+                                n->cpu_usec = v / 1000;
+                } else if (c->acct_fd >= 0) {
+                        _cleanup_close_ int afd = -1;
+                        if (ag_cg_open_path(c->acct_fd, n->path, &afd) >= 0 && read_ll(afd, "cpuacct.usage", &v) >= 0)
+                                n->cpu_usec = v / 1000;
+                }
+                if (n->cpu_usec < 0 && read_keyed(fd, "cpu.stat", "usage_usec", &v) >= 0)
+                        n->cpu_usec = v;
+        }
+        if (read_ll(fd, "cpu.idle", &v) >= 0)
+                n->idle = v != 0;
+        n->procs = ag_cg_count_procs(fd);
+        if (n->procs < 0)
+                n->procs = -1;
+}
+
+static void node_free(AgStatusNode *n) {
+        if (!n)
+                return;
+        for (size_t i = 0; i < n->n_children; i++)
+                node_free(n->children[i]);
+        free(n->children);
+        free(n->name);
+        free(n->path);
+        free(n->user_name);
+        free(n);
+}
+
+AgStatus *ag_status_free(AgStatus *s) {
+        if (!s)
+                return NULL;
+        node_free(s->tree);
+        free(s->mount);
+        free(s->root);
+        free(s);
+        return NULL;
+}
+
+static int cmp_names(const void *a, const void *b) {
+        return strverscmp(*(char *const *) a, *(char *const *) b);
+}
+
+static int node_new(Ctx *c, const char *parent_path, const char *name, unsigned depth, AgStatusNode **ret) {
+        AgStatusNode *n;
+
+        if (c->n_nodes >= AG_STATUS_MAX_NODES)
+                return -E2BIG;
+        n = calloc(1, sizeof *n);
+        if (!n)
+                return -ENOMEM;
+        n->depth = depth;
+        n->name = strdup(name);
+        if (!n->name || asprintf(&n->path, "%s/%s", parent_path, name) < 0) {
+                n->path = NULL;
+                node_free(n);
+                return -ENOMEM;
+        }
+        c->n_nodes++;
+        *ret = n;
+        return 0;
+}
+
+static void free_names(char **names, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
+/* Reads the subdirectory names of fd, sorted. */
+static int list_dirs(int fd, char ***ret, size_t *ret_n, bool *ret_truncated) {
+        char **names = NULL;
+        size_t n = 0, allocated = 0;
+        bool truncated = false;
+        struct dirent *de;
+        DIR *d;
+        int dfd;
+
+        dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (dfd < 0)
+                return negative_errno();
+        d = fdopendir(dfd);
+        if (!d) {
+                safe_close(dfd);
+                return negative_errno();
+        }
+        while ((de = readdir(d))) {
+                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (n >= AG_STATUS_MAX_NODES) {
+                        truncated = true;
+                        break;
+                }
+                if (n == allocated) {
+                        size_t na = allocated ? allocated * 2 : 16;
+                        char **p = realloc(names, na * sizeof *p);
+                        if (!p) {
+                                closedir(d);
+                                free_names(names, n);
+                                return -ENOMEM;
+                        }
+                        names = p;
+                        allocated = na;
+                }
+                names[n] = strdup(de->d_name);
+                if (!names[n]) {
+                        closedir(d);
+                        free_names(names, n);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        closedir(d);
+        if (n > 0)
+                qsort(names, n, sizeof *names, cmp_names);
+        *ret = names;
+        *ret_n = n;
+        *ret_truncated = truncated;
+        return 0;
+}
+
+static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
+        char **names = NULL;
+        size_t n_names = 0;
+        bool truncated = false;
+        int r;
+
+        read_values(c, fd, n);
+        if (n->depth >= AG_STATUS_MAX_DEPTH) {
+                n->truncated = true;
+                return 0;
+        }
+        r = list_dirs(fd, &names, &n_names, &truncated);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        n->truncated = truncated;
+        if (n_names > 0) {
+                n->children = calloc(n_names, sizeof *n->children);
+                if (!n->children) {
+                        free_names(names, n_names);
+                        return -ENOMEM;
+                }
+        }
+        for (size_t i = 0; i < n_names; i++) {
+                _cleanup_close_ int cfd = -1;
+                AgStatusNode *child;
+                uid_t uid = 0;
+
+                if (n->depth == 0) {
+                        /* Below <root> only user groups are ours. */
+                        if (ag_user_group_parse(names[i], &uid) < 0)
+                                continue;
+                        if (only_uid != (uid_t) -1 && uid != only_uid)
+                                continue;
+                }
+                if (ag_cg_open(fd, names[i], &cfd) < 0)
+                        continue;       /* gone meanwhile, or not a plain directory */
+                r = node_new(c, n->path, names[i], n->depth + 1, &child);
+                if (r == -E2BIG) {
+                        n->truncated = true;
+                        break;
+                }
+                if (r < 0) {
+                        free_names(names, n_names);
+                        return r;
+                }
+                n->children[n->n_children++] = child;
+                if (n->depth == 0) {
+                        struct passwd *pw = getpwuid(uid);
+                        child->is_user = true;
+                        child->uid = uid;
+                        if (pw && !(child->user_name = strdup(pw->pw_name))) {
+                                free_names(names, n_names);
+                                return -ENOMEM;
+                        }
+                }
+                r = collect(c, cfd, child, only_uid);
+                if (r < 0) {
+                        free_names(names, n_names);
+                        return r;
+                }
+        }
+        free_names(names, n_names);
+        return 0;
+}
+
+int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, AgStatus **ret) {
+        _cleanup_close_ int mfd = -1, rfd = -1, afd = -1;
+        _cleanup_free_ char *acct_mount = NULL;
+        AgStatus *s;
+        Ctx c = { .h = h, .acct_fd = -1 };
+        int r;
+
+        r = ag_hierarchy_open(h, &mfd);
+        if (r < 0)
+                return r;
+        if (h->version == 1 && find_cpuacct(h, &c.acct_here, &acct_mount) >= 0 && acct_mount) {
+                afd = open(acct_mount, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                c.acct_fd = afd;
+        }
+
+        s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        s->version = h->version;
+        s->only_one_user = only_uid != (uid_t) -1;
+        s->only_uid = only_uid;
+        if (!(s->mount = strdup(h->mount)) || asprintf(&s->root, "/%s", root) < 0) {
+                s->root = NULL;
+                ag_status_free(s);
+                return -ENOMEM;
+        }
+        if (h->version == 2)
+                s->cpu_source = "cpu.stat";
+        else if (c.acct_here || c.acct_fd >= 0)
+                s->cpu_source = "cpuacct.usage";
+
+        r = ag_cg_open(mfd, root, &rfd);
+        if (r == -ENOENT) {
+                *ret = s;
+                return 0;
+        }
+        if (r < 0) {
+                ag_status_free(s);
+                return r;
+        }
+        s->tree = calloc(1, sizeof *s->tree);
+        if (!s->tree || !(s->tree->name = strdup(root)) || !(s->tree->path = strdup(s->root))) {
+                ag_status_free(s);
+                return -ENOMEM;
+        }
+        c.n_nodes = 1;
+        r = collect(&c, rfd, s->tree, only_uid);
+        if (r < 0) {
+                ag_status_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+/* ---- formatting ---- */
+
+void ag_format_usec(long long usec, char *buf, size_t size) {
+        if (usec < 0)
+                snprintf(buf, size, "-");
+        else if (usec < 1000000)
+                snprintf(buf, size, "%lldms", usec / 1000);
+        else if (usec < 60LL * 1000000)
+                snprintf(buf, size, "%lld.%03llds", usec / 1000000, usec / 1000 % 1000);
+        else if (usec < 3600LL * 1000000)
+                snprintf(buf, size, "%lldmin %lld.%llds", usec / 60000000, usec / 1000000 % 60, usec / 100000 % 10);
+        else
+                snprintf(buf, size, "%lldh %lldmin", usec / 3600000000LL, usec / 60000000 % 60);
+}
+
+void ag_format_cap(long long quota_us, unsigned long period_us, char *buf, size_t size) {
+        if (quota_us == -1)
+                snprintf(buf, size, "none");
+        else if (quota_us < 0 || period_us == 0)
+                snprintf(buf, size, "-");
+        else {
+                long long tenths = quota_us * 1000 / (long long) period_us;
+                if (tenths % 10 == 0)
+                        snprintf(buf, size, "%lld%%", tenths / 10);
+                else
+                        snprintf(buf, size, "%lld.%lld%%", tenths / 10, tenths % 10);
+        }
+}
+
+/* A group name as printed: anything not printable ASCII as \xNN, so that a
+ * name a user chose cannot drive root's terminal. Returns its width. */
+static size_t sanitize(const char *s, char *buf, size_t size) {
+        size_t w = 0;
+
+        for (const unsigned char *p = (const unsigned char *) s; *p && w + 5 < size; p++) {
+                if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+                        buf[w++] = (char) *p;
+                else
+                        w += (size_t) snprintf(buf + w, size - w, "\\x%02x", *p);
+        }
+        buf[w] = 0;
+        return w;
+}
+
+enum { COL_WEIGHT, COL_SHARES, COL_CAP, COL_IDLE, COL_PROCS, COL_CPU, _COL_MAX };
+
+typedef struct Row {
+        char *prefix;                  /* tree drawing */
+        size_t prefix_width;
+        char label[1400];
+        size_t label_width;
+        char col[_COL_MAX][32];
+} Row;
+
+typedef struct Rows {
+        Row *v;
+        size_t n, allocated;
+} Rows;
+
+static Row *row_add(Rows *rows) {
+        if (rows->n == rows->allocated) {
+                size_t na = rows->allocated ? rows->allocated * 2 : 32;
+                Row *p = realloc(rows->v, na * sizeof *p);
+                if (!p)
+                        return NULL;
+                rows->v = p;
+                rows->allocated = na;
+        }
+        Row *r = &rows->v[rows->n++];
+        memset(r, 0, sizeof *r);
+        return r;
+}
+
+static void fill_row(Row *row, const AgStatusNode *n) {
+        char name[1024];
+
+        if (n->depth == 0)
+                row->label_width = sanitize(n->path, row->label, sizeof row->label);
+        else {
+                sanitize(n->name, name, sizeof name);
+                if (n->is_user && n->user_name) {
+                        char user[256];
+                        sanitize(n->user_name, user, sizeof user);
+                        snprintf(row->label, sizeof row->label, "%s (%s)", name, user);
+                } else
+                        snprintf(row->label, sizeof row->label, "%s", name);
+                row->label_width = strlen(row->label);
+        }
+        if (n->weight >= 0)
+                snprintf(row->col[COL_WEIGHT], 32, "%ld", n->weight);
+        else
+                snprintf(row->col[COL_WEIGHT], 32, "-");
+        if (n->shares >= 0)
+                snprintf(row->col[COL_SHARES], 32, "%ld", n->shares);
+        else
+                snprintf(row->col[COL_SHARES], 32, "-");
+        ag_format_cap(n->quota_us, n->period_us, row->col[COL_CAP], 32);
+        snprintf(row->col[COL_IDLE], 32, "%s", n->idle < 0 ? "-" : n->idle ? "yes" : "no");
+        if (n->procs >= 0)
+                snprintf(row->col[COL_PROCS], 32, "%d", n->procs);
+        else
+                snprintf(row->col[COL_PROCS], 32, "-");
+        ag_format_usec(n->cpu_usec, row->col[COL_CPU], 32);
+}
+
+static int build_rows(Rows *rows, const AgStatusNode *n, const char *prefix, size_t prefix_width, bool unicode) {
+        for (size_t i = 0; i < n->n_children + (n->truncated ? 1 : 0); i++) {
+                bool last = i + 1 == n->n_children + (n->truncated ? 1 : 0);
+                const char *branch = unicode ? (last ? "└─" : "├─") : (last ? "`-" : "|-");
+                const char *cont = unicode ? (last ? "  " : "│ ") : (last ? "  " : "| ");
+                Row *row = row_add(rows);
+
+                if (!row || asprintf(&row->prefix, "%s%s", prefix, branch) < 0) {
+                        if (row)
+                                row->prefix = NULL;
+                        return -ENOMEM;
+                }
+                row->prefix_width = prefix_width + 2;
+                if (i == n->n_children) {
+                        /* the bounds stopped the listing */
+                        snprintf(row->label, sizeof row->label, "...");
+                        row->label_width = 3;
+                        continue;
+                }
+                fill_row(row, n->children[i]);
+
+                _cleanup_free_ char *sub = NULL;
+                if (asprintf(&sub, "%s%s", prefix, cont) < 0)
+                        return -ENOMEM;
+                int r = build_rows(rows, n->children[i], sub, prefix_width + 2, unicode);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+void ag_status_print(const AgStatus *s, FILE *f, bool unicode) {
+        static const char *const header[_COL_MAX] = { "WEIGHT", "SHARES", "CAP", "IDLE", "PROCS", "CPU" };
+        Rows rows = {};
+        size_t wname = strlen("CGROUP"), w[_COL_MAX];
+        int r = 0;
+
+        if (!s->tree) {
+                fprintf(f, "No groups: %s%s does not exist (no pam_autogroup session has been opened).\n",
+                        s->mount, s->root);
+                return;
+        }
+
+        Row *top = row_add(&rows);
+        if (!top)
+                r = -ENOMEM;
+        else {
+                top->prefix = strdup("");
+                fill_row(top, s->tree);
+                r = top->prefix ? build_rows(&rows, s->tree, "", 0, unicode) : -ENOMEM;
+        }
+        if (r < 0) {
+                fprintf(f, "out of memory\n");
+                goto finish;
+        }
+
+        for (size_t c = 0; c < _COL_MAX; c++)
+                w[c] = strlen(header[c]);
+        for (size_t i = 0; i < rows.n; i++) {
+                size_t lw = rows.v[i].prefix_width + rows.v[i].label_width;
+                if (lw > wname)
+                        wname = lw;
+                for (size_t c = 0; c < _COL_MAX; c++)
+                        if (strlen(rows.v[i].col[c]) > w[c])
+                                w[c] = strlen(rows.v[i].col[c]);
+        }
+
+        fprintf(f, "%-*s", (int) wname, "CGROUP");
+        for (size_t c = 0; c < _COL_MAX; c++) {
+                if (c == COL_SHARES && s->version != 1)
+                        continue;
+                fprintf(f, "  %*s", (int) w[c], header[c]);
+        }
+        fputc('\n', f);
+        for (size_t i = 0; i < rows.n; i++) {
+                const Row *row = &rows.v[i];
+
+                fprintf(f, "%s%s%*s", row->prefix ? row->prefix : "", row->label,
+                        (int) (wname - row->prefix_width - row->label_width), "");
+                if (strcmp(row->label, "...") != 0 || row->col[COL_CPU][0])
+                        for (size_t c = 0; c < _COL_MAX; c++) {
+                                if (c == COL_SHARES && s->version != 1)
+                                        continue;
+                                fprintf(f, "  %*s", (int) w[c], row->col[c]);
+                        }
+                fputc('\n', f);
+        }
+        if (s->version == 2)
+                fprintf(f, "\ncgroup v2 at %s; CPU time from cpu.stat.\n", s->mount);
+        else if (s->cpu_source)
+                fprintf(f, "\ncgroup v1 at %s; CPU time from cpuacct.usage of the same group in the cpuacct "
+                        "hierarchy (\"-\": it has no such group).\n", s->mount);
+        else
+                fprintf(f, "\ncgroup v1 at %s; no cpuacct hierarchy, so no CPU time.\n", s->mount);
+        if (s->only_one_user)
+                fprintf(f, "Showing only the groups of user-%ju%s.\n", (uintmax_t) s->only_uid,
+                        getuid() != 0 ? " (only root sees every user)" : "");
+
+finish:
+        for (size_t i = 0; i < rows.n; i++)
+                free(rows.v[i].prefix);
+        free(rows.v);
+}
+
+/* ---- JSON ---- */
+
+/* Length of the valid UTF-8 sequence at p, 0 when invalid. */
+static size_t utf8_len(const unsigned char *p) {
+        size_t n;
+        unsigned cp;
+
+        if (p[0] < 0x80)
+                return 1;
+        if ((p[0] & 0xe0) == 0xc0) {
+                n = 2;
+                cp = p[0] & 0x1f;
+        } else if ((p[0] & 0xf0) == 0xe0) {
+                n = 3;
+                cp = p[0] & 0x0f;
+        } else if ((p[0] & 0xf8) == 0xf0) {
+                n = 4;
+                cp = p[0] & 0x07;
+        } else
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (p[i] & 0x3f);
+        }
+        if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return n;
+}
+
+static void json_string(FILE *f, const char *s) {
+        fputc('"', f);
+        for (const unsigned char *p = (const unsigned char *) s; *p;) {
+                size_t n = utf8_len(p);
+
+                if (n == 0) {
+                        fputs("\\ufffd", f);
+                        p++;
+                } else if (n > 1) {
+                        fwrite(p, 1, n, f);
+                        p += n;
+                } else {
+                        if (*p == '"' || *p == '\\')
+                                fprintf(f, "\\%c", *p);
+                        else if (*p < 0x20 || *p == 0x7f)
+                                fprintf(f, "\\u%04x", *p);
+                        else
+                                fputc(*p, f);
+                        p++;
+                }
+        }
+        fputc('"', f);
+}
+
+static void json_num(FILE *f, const char *key, long long v, bool valid) {
+        fprintf(f, ",\"%s\":", key);
+        if (valid)
+                fprintf(f, "%lld", v);
+        else
+                fputs("null", f);
+}
+
+static void json_node(FILE *f, const AgStatus *s, const AgStatusNode *n) {
+        static const char *const kinds[] = { "root", "user", "session", "leaf" };
+
+        fputs("{\"name\":", f);
+        json_string(f, n->name);
+        fputs(",\"path\":", f);
+        json_string(f, n->path);
+        fprintf(f, ",\"kind\":\"%s\"", n->depth < ELEMENTSOF(kinds) ? kinds[n->depth] : "group");
+        if (n->is_user) {
+                fprintf(f, ",\"uid\":%ju,\"user\":", (uintmax_t) n->uid);
+                if (n->user_name)
+                        json_string(f, n->user_name);
+                else
+                        fputs("null", f);
+        }
+        json_num(f, "weight", n->weight, n->weight >= 0);
+        if (s->version == 1)
+                json_num(f, "shares", n->shares, n->shares >= 0);
+        if (n->quota_us == -1)
+                fputs(",\"cap_percent\":null,\"quota_us\":null", f);
+        else {
+                json_num(f, "cap_percent", n->period_us ? n->quota_us * 100 / (long long) n->period_us : 0,
+                         n->quota_us >= 0 && n->period_us > 0);
+                json_num(f, "quota_us", n->quota_us, n->quota_us >= 0);
+        }
+        json_num(f, "period_us", (long long) n->period_us, n->period_us > 0);
+        fprintf(f, ",\"idle\":%s", n->idle < 0 ? "null" : n->idle ? "true" : "false");
+        json_num(f, "procs", n->procs, n->procs >= 0);
+        json_num(f, "cpu_usec", n->cpu_usec, n->cpu_usec >= 0);
+        fprintf(f, ",\"truncated\":%s,\"children\":[", n->truncated ? "true" : "false");
+        for (size_t i = 0; i < n->n_children; i++) {
+                if (i > 0)
+                        fputc(',', f);
+                json_node(f, s, n->children[i]);
+        }
+        fputs("]}", f);
+}
+
+void ag_status_print_json(const AgStatus *s, FILE *f) {
+        fputs("{\"hierarchy\":", f);
+        json_string(f, s->mount);
+        fprintf(f, ",\"version\":%d,\"root\":", s->version);
+        json_string(f, s->root);
+        fputs(",\"cpu_source\":", f);
+        if (s->cpu_source)
+                json_string(f, s->cpu_source);
+        else
+                fputs("null", f);
+        fputs(",\"only_uid\":", f);
+        if (s->only_one_user)
+                fprintf(f, "%ju", (uintmax_t) s->only_uid);
+        else
+                fputs("null", f);
+        fputs(",\"tree\":", f);
+        if (s->tree)
+                json_node(f, s, s->tree);
+        else
+                fputs("null", f);
+        fputs("}\n", f);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* "autogroup status": the tree below <root> with each group's weight, cap,
+ * idle flag, process count and CPU time, read from cgroupfs without
+ * following symlinks and with bounded effort. */
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+
+/* Bounds against a user's crafted tree. */
+#define AG_STATUS_MAX_DEPTH 12         /* levels below <root> */
+#define AG_STATUS_MAX_NODES 8192
+
+typedef struct AgStatusNode AgStatusNode;
+struct AgStatusNode {
+        char *name;
+        char *path;                    /* relative to the hierarchy mount, "/<root>/..." */
+        unsigned depth;                /* 0: <root>, 1: user group, 2: session, 3: leaf */
+        bool is_user;                  /* a user-<uid> group */
+        uid_t uid;                     /* when is_user */
+        char *user_name;               /* when is_user and known to NSS */
+        long weight;                   /* v2 cpu.weight, v1 shares*100/1024; -1 unknown */
+        long shares;                   /* v1 cpu.shares; -1 unknown or v2 */
+        long long quota_us;            /* -1 none; -2 unknown */
+        unsigned long period_us;
+        int idle;                      /* 0, 1; -1 unknown */
+        int procs;                     /* -1 unknown */
+        long long cpu_usec;            /* -1 unknown */
+        bool truncated;                /* children not all listed (bounds) */
+        AgStatusNode **children;
+        size_t n_children;
+};
+
+typedef struct AgStatus {
+        int version;
+        char *mount;
+        char *root;                    /* "/<root>" */
+        const char *cpu_source;        /* where CPU time comes from: "cpu.stat", "cpuacct.usage" or NULL */
+        bool only_one_user;            /* filtered to one user */
+        uid_t only_uid;
+        AgStatusNode *tree;            /* NULL when <root> does not exist */
+} AgStatus;
+
+/* Collects the tree. only_uid: (uid_t) -1 for every user. */
+int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, AgStatus **ret);
+AgStatus *ag_status_free(AgStatus *s);
+
+/* Human output: a tree drawn like systemd-cgls, columns aligned.
+ * unicode: draw the tree with box-drawing characters. */
+void ag_status_print(const AgStatus *s, FILE *f, bool unicode);
+/* One JSON object. */
+void ag_status_print_json(const AgStatus *s, FILE *f);
+
+/* "1.234s", "2min 3.4s", "1h 2min", "-" for < 0. */
+void ag_format_usec(long long usec, char *buf, size_t size);
+/* "150%", "none", "-" for unknown. */
+void ag_format_cap(long long quota_us, unsigned long period_us, char *buf, size_t size);
