@@ -302,6 +302,22 @@ int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd) {
         return ag_write_file(cgfd, "cgroup.subtree_control", "+cpu");
 }
 
+/* Writes value unless the file already holds it. Writes to the cpu
+ * bandwidth files walk every task group of the machine in the kernel, so a
+ * write that changes nothing would make each login cost more as the number
+ * of groups grows. Returns 0, or -ENOENT when the file does not exist. */
+static int write_if_changed(int cgfd, const char *file, const char *value) {
+        char cur[128];
+        int r;
+
+        r = ag_read_small_file(cgfd, file, cur, sizeof cur);
+        if (r >= 0 && strcmp(cur, value) == 0)
+                return 0;
+        if (r == -ENOENT)
+                return r;
+        return ag_write_file(cgfd, file, value);
+}
+
 int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing) {
         bool idle_missing = false;
         char buf[64];
@@ -309,7 +325,7 @@ int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_i
 
         /* The kernel refuses a weight change on an idle group: clear idle
          * first, or set idle alone (the weight does not matter then). */
-        r = ag_write_file(cgfd, "cpu.idle", v->idle ? "1" : "0");
+        r = write_if_changed(cgfd, "cpu.idle", v->idle ? "1" : "0");
         if (r == -ENOENT)
                 idle_missing = true;
         else if (r < 0)
@@ -317,7 +333,7 @@ int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_i
 
         if (!v->idle || idle_missing) {
                 snprintf(buf, sizeof buf, "%lu", v->weight);
-                r = ag_write_file(cgfd, h->version == 2 ? "cpu.weight" : "cpu.shares", buf);
+                r = write_if_changed(cgfd, h->version == 2 ? "cpu.weight" : "cpu.shares", buf);
                 if (r < 0)
                         return r;
         }
@@ -326,26 +342,34 @@ int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_i
                 r = ag_format_cpu_max(v, buf, sizeof buf);
                 if (r < 0)
                         return r;
-                r = ag_write_file(cgfd, "cpu.max", buf);
+                r = write_if_changed(cgfd, "cpu.max", buf);
                 if (r < 0)
                         return r;
         } else {
+                char period[32], quota[32], cur_period[32], cur_quota[32];
+
+                snprintf(period, sizeof period, "%lu", v->period_us);
+                snprintf(quota, sizeof quota, "%lld", v->quota_us >= 0 ? v->quota_us : -1LL);
+                if (ag_read_small_file(cgfd, "cpu.cfs_period_us", cur_period, sizeof cur_period) >= 0 &&
+                    ag_read_small_file(cgfd, "cpu.cfs_quota_us", cur_quota, sizeof cur_quota) >= 0 &&
+                    strcmp(cur_period, period) == 0 && strcmp(cur_quota, quota) == 0)
+                        goto done;
+
                 /* Clear the quota before changing the period, then set it. */
-                r = ag_write_file(cgfd, "cpu.cfs_quota_us", "-1");
+                r = write_if_changed(cgfd, "cpu.cfs_quota_us", "-1");
                 if (r < 0)
                         return r;
-                snprintf(buf, sizeof buf, "%lu", v->period_us);
-                r = ag_write_file(cgfd, "cpu.cfs_period_us", buf);
+                r = write_if_changed(cgfd, "cpu.cfs_period_us", period);
                 if (r < 0)
                         return r;
                 if (v->quota_us >= 0) {
-                        snprintf(buf, sizeof buf, "%lld", v->quota_us);
-                        r = ag_write_file(cgfd, "cpu.cfs_quota_us", buf);
+                        r = ag_write_file(cgfd, "cpu.cfs_quota_us", quota);
                         if (r < 0)
                                 return r;
                 }
         }
 
+done:
         if (ret_idle_missing)
                 *ret_idle_missing = idle_missing && v->idle;
         return 0;

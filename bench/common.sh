@@ -1,0 +1,103 @@
+# Shared helpers of the benchmark scripts (sourced; bash). Not a test library:
+# benchmarks print tables, not pass/fail counts, and are never run by make check.
+#
+# Everything a benchmark makes is named after its PID and removed by the EXIT
+# trap, even on failure or ^C: throw-away users (agb<PID><letter>), the cgroup
+# root agbench-<PID> below the cpu hierarchy, the temp dir, and the processes
+# it started (tracked by PID, and the throw-away users' own processes).
+set -u
+
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+: "${abs_top_builddir:=$(cd "$BENCH_DIR/.." && pwd)}"
+: "${abs_top_srcdir:=$abs_top_builddir}"
+: "${AG_MODULE:=$abs_top_builddir/pam_autogroup/.libs/pam_autogroup.so}"
+AGDRV="$abs_top_builddir/tests/host/agdrv"
+BIN="$abs_top_builddir/bench"
+CPU=/sys/fs/cgroup/cpu
+NCPU=$(nproc)
+TAG="agb$$"
+ROOT="agbench-$$"
+CG="$CPU/$ROOT"
+CGH="$CPU/$ROOT-hand"   # bench/fairness: hand-made groups of the same shape, for comparison
+
+die() { echo "$(basename "$0"): $*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "needs root (it opens real PAM sessions and makes cgroups)"
+[ -f "$CPU/cpu.shares" ] || die "no cgroup v1 cpu hierarchy at $CPU"
+for b in "$AGDRV" "$AG_MODULE" "$BIN/cpushare" "$BIN/sleeper" "$BIN/loginbench" "$BIN/execloop"; do
+        [ -e "$b" ] || die "$b is missing: run 'make bench' first"
+done
+
+T=$(mktemp -d "/tmp/agbench.$$.XXXXXX")
+chmod 755 "$T"
+U="$T/u"; mkdir -m 1777 "$U"   # where the throw-away users write
+B_USERS=""
+B_PIDS=""
+
+# The baselines need the benchmark in the root cpu cgroup: kernel autogroup
+# applies only there. Move this shell (only this one) if it sits elsewhere.
+if [ "$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { print $3 }' /proc/$$/cgroup)" != / ]; then
+        echo "# note: moving this benchmark ($$) to the root cpu cgroup for the baselines"
+        echo $$ >"$CPU/cgroup.procs" || die "cannot move to the root cpu cgroup"
+fi
+
+# add_user NAME: a throw-away user without a home, removed at exit
+add_user() { useradd -M -N -s /bin/sh "$1" >/dev/null || die "useradd $1"; B_USERS="$B_USERS $1"; }
+track_pid() { B_PIDS="$B_PIDS $*"; }
+
+# kill_pidfile FILE: kill the processes whose pids a spinner wrote to FILE
+kill_pidfile() {
+        local p
+        [ -f "$1" ] || return 0
+        for p in $(cat "$1"); do kill -KILL "$p" 2>/dev/null; done
+}
+
+# wait_lines FILE N: wait (at most 20 s) until FILE has N lines
+wait_lines() {
+        local i
+        for i in $(seq 400); do
+                [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ] && return 0
+                sleep 0.05
+        done
+        return 1
+}
+
+# service files: "permit" (pam_permit only) and "module" (pam_permit + the module)
+write_services() { # write_services MODULE-OPTIONS...
+        printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+        printf 'session required pam_permit.so\n' >"$T/permit"
+        printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$*" >"$T/module"
+}
+
+bench_cleanup() {
+        local p u f c
+        trap - EXIT INT TERM
+        for p in $B_PIDS; do kill -KILL "$p" 2>/dev/null; done
+        for f in "$U"/*.pids; do [ -f "$f" ] && kill_pidfile "$f"; done
+        for u in $B_USERS; do pkill -KILL -u "$u" 2>/dev/null; done
+        for p in $B_PIDS; do wait "$p" 2>/dev/null; done
+        sleep 0.1
+        for c in "$CG" "$CGH"; do
+                [ -d "$c" ] || continue
+                # only processes of this benchmark can be in its trees
+                for p in $(find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+                sleep 0.1
+                find "$c" -depth -type d -delete 2>/dev/null
+                [ -d "$c" ] && echo "# warning: $c could not be removed entirely" >&2
+        done
+        for u in $B_USERS; do userdel "$u" >/dev/null 2>&1; done
+        rm -rf "$T"
+}
+trap bench_cleanup EXIT
+trap 'exit 130' INT TERM
+
+# pct NUM DEN: NUM/DEN as a percentage with one decimal
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else printf "n/a" }'; }
+# ratio NUM DEN: NUM/DEN with two decimals
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "n/a" }'; }
+
+machine() {
+        echo "# machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), $NCPU CPUs, $(uname -sr)," \
+                "autogroup $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo n/a)," \
+                "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * loginbench: cost of logins through real libpam inside one process.
+ *
+ *   loginbench CONFDIR USER ITERATIONS SERVICE...
+ *
+ * One login is pam_start_confdir + pam_open_session + pam_close_session +
+ * pam_end, as sshd's [priv] child, login or su do it once a login. The
+ * services (files in CONFDIR) are interleaved in rounds of 50 logins, so that
+ * every stack sees the same background load. After 20 untimed logins a
+ * service, prints one line a service:
+ *   <service> n=<logins> median=<us> mean=<us> oc_median=<us> oc_mean=<us> cpu_median=<us> session=<AUTOGROUP_SESSION>
+ * where median/mean time the whole login and oc_* the open+close pair alone
+ * (wall clock), and cpu_median is the CPU time of the whole login
+ * (CLOCK_THREAD_CPUTIME_ID), which waiting for a busy CPU does not inflate.
+ * Exits 1 when an open or close does not return PAM_SUCCESS. */
+
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <security/pam_appl.h>
+
+#define ROUND 50
+#define WARMUP 20
+#define MAX_SERVICES 8
+
+static int conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
+        (void) msg;
+        (void) data;
+        *resp = calloc((size_t) n, sizeof **resp);
+        return *resp ? PAM_SUCCESS : PAM_BUF_ERR;
+}
+
+static double now_us(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
+}
+
+static double cpu_us(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return (double) ts.tv_sec * 1e6 + (double) ts.tv_nsec / 1e3;
+}
+
+static int cmp_d(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return (x > y) - (x < y);
+}
+
+typedef struct Stats {
+        const char *service;
+        double *total, *oc, *cpu;
+        size_t n;
+        char session[256];
+} Stats;
+
+/* One login; returns 0 or -1 (and says why). */
+static int login(const char *confdir, const char *user, Stats *s, bool record) {
+        struct pam_conv c = { conv, NULL };
+        pam_handle_t *pamh = NULL;
+        double t0, t1, t2, c0;
+        int rc;
+
+        c0 = cpu_us();
+        t0 = now_us();
+        rc = pam_start_confdir(s->service, user, &c, confdir, &pamh);
+        if (rc != PAM_SUCCESS) {
+                fprintf(stderr, "loginbench: %s: pam_start_confdir: %d\n", s->service, rc);
+                return -1;
+        }
+        t1 = now_us();
+        rc = pam_open_session(pamh, 0);
+        if (rc != PAM_SUCCESS) {
+                fprintf(stderr, "loginbench: %s: pam_open_session: %s\n", s->service, pam_strerror(pamh, rc));
+                pam_end(pamh, rc);
+                return -1;
+        }
+        if (!s->session[0]) {
+                const char *e = pam_getenv(pamh, "AUTOGROUP_SESSION");
+                snprintf(s->session, sizeof s->session, "%s", e && *e ? e : "-");
+        }
+        rc = pam_close_session(pamh, 0);
+        t2 = now_us();
+        if (rc != PAM_SUCCESS) {
+                fprintf(stderr, "loginbench: %s: pam_close_session: %s\n", s->service, pam_strerror(pamh, rc));
+                pam_end(pamh, rc);
+                return -1;
+        }
+        pam_end(pamh, PAM_SUCCESS);
+        if (record) {
+                s->total[s->n] = now_us() - t0;
+                s->oc[s->n] = t2 - t1;
+                s->cpu[s->n] = cpu_us() - c0;
+                s->n++;
+        }
+        return 0;
+}
+
+static double mean(const double *v, size_t n) {
+        double sum = 0;
+        for (size_t i = 0; i < n; i++)
+                sum += v[i];
+        return n ? sum / (double) n : 0;
+}
+
+int main(int argc, char **argv) {
+        Stats st[MAX_SERVICES];
+        size_t iter, ns;
+
+        if (argc < 5) {
+                fprintf(stderr, "usage: loginbench CONFDIR USER ITERATIONS SERVICE...\n");
+                return 2;
+        }
+        iter = (size_t) atol(argv[3]);
+        ns = (size_t) (argc - 4);
+        if (iter == 0 || ns > MAX_SERVICES) {
+                fprintf(stderr, "loginbench: bad iterations or too many services\n");
+                return 2;
+        }
+        memset(st, 0, sizeof st);
+        for (size_t i = 0; i < ns; i++) {
+                st[i].service = argv[4 + i];
+                st[i].total = calloc(iter, sizeof(double));
+                st[i].oc = calloc(iter, sizeof(double));
+                st[i].cpu = calloc(iter, sizeof(double));
+                if (!st[i].total || !st[i].oc || !st[i].cpu) {
+                        fprintf(stderr, "loginbench: out of memory\n");
+                        return 1;
+                }
+                for (int w = 0; w < WARMUP; w++)
+                        if (login(argv[1], argv[2], &st[i], false) < 0)
+                                return 1;
+        }
+        for (size_t done = 0; done < iter; done += ROUND)
+                for (size_t i = 0; i < ns; i++)
+                        for (size_t k = done; k < iter && k < done + ROUND; k++)
+                                if (login(argv[1], argv[2], &st[i], true) < 0)
+                                        return 1;
+        for (size_t i = 0; i < ns; i++) {
+                double m = mean(st[i].total, st[i].n), om = mean(st[i].oc, st[i].n);
+                qsort(st[i].total, st[i].n, sizeof(double), cmp_d);
+                qsort(st[i].oc, st[i].n, sizeof(double), cmp_d);
+                qsort(st[i].cpu, st[i].n, sizeof(double), cmp_d);
+                printf("%s n=%zu median=%.1f mean=%.1f oc_median=%.1f oc_mean=%.1f cpu_median=%.1f session=%s\n",
+                       st[i].service, st[i].n, st[i].total[st[i].n / 2], m, st[i].oc[st[i].n / 2], om,
+                       st[i].cpu[st[i].n / 2], st[i].session);
+                free(st[i].total);
+                free(st[i].oc);
+                free(st[i].cpu);
+        }
+        return 0;
+}
