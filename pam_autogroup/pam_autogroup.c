@@ -31,6 +31,7 @@
 #include "../lib/cgroup.h"
 #include "../lib/policy.h"
 #include "../lib/session.h"
+#include "pam-systemd.h"
 
 #ifndef AG_DEFAULT_CONF
 #define AG_DEFAULT_CONF "/etc/security/autogroup.conf"
@@ -48,6 +49,7 @@ struct module_ctl {
         unsigned flags;
         const char *conf;
         const char *root;
+        AgMode mode;                   /* mode=auto|cgroupfs|systemd (pam-systemd.c) */
 };
 
 struct module_data {
@@ -69,6 +71,7 @@ static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, stru
         ctl->flags = 0;
         ctl->conf = AG_DEFAULT_CONF;
         ctl->root = AG_ROOT_DEFAULT;
+        ctl->mode = AG_MODE_AUTO;
 
         for (; argc-- > 0; ++argv) {
                 if (strcmp(*argv, "debug") == 0)
@@ -85,6 +88,12 @@ static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, stru
                         else
                                 pam_syslog(pamh, LOG_ERR, "invalid root name '%s', using '%s'", *argv + 5,
                                            AG_ROOT_DEFAULT);
+                } else if (strncmp(*argv, "mode=", 5) == 0) {
+                        AgMode m = ag_mode_from_string(*argv + 5);
+                        if (m >= 0)
+                                ctl->mode = m;
+                        else
+                                pam_syslog(pamh, LOG_ERR, "invalid mode '%s', using 'auto'", *argv + 5);
                 } else
                         pam_syslog(pamh, LOG_ERR, "unknown option: %s", *argv);
         }
@@ -243,6 +252,17 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                            policy.weight, policy.max_pct, policy.max_pct < 0 ? " (none)" : "%",
                            policy.sessions ? "yes" : "no", policy.idle ? "yes" : "no");
 
+        /* systemd hosts: the policy goes to systemd, nothing into cgroupfs */
+        r = ag_pam_systemd_open(pamh, ctl.mode, ctl.flags & PAM_DEBUG_ARG, user, pw->pw_uid, &policy);
+        if (r != AG_PAM_CGROUPFS) {
+                if (r == PAM_SUCCESS) {
+                        char slice[64];
+                        snprintf(slice, sizeof slice, "user.slice/user-%lu.slice", (unsigned long) pw->pw_uid);
+                        audit_record(pamh, &ctl, "autogroup-systemd-slice", user, pw->pw_uid, slice);
+                }
+                return r == PAM_SUCCESS ? PAM_SUCCESS : fail_rc(&ctl);
+        }
+
         if (find_hierarchy(pamh, &ctl, &h) < 0)
                 return fail_rc(&ctl);
 
@@ -309,6 +329,9 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
                 const struct passwd *pw = user ? pam_modutil_getpwnam(pamh, user) : NULL;
                 AgHierarchy *h = NULL;
                 int mfd = -1;
+
+                if (ag_pam_systemd_close(pamh, ctl.mode, ctl.flags & PAM_DEBUG_ARG) != AG_PAM_CGROUPFS)
+                        return PAM_IGNORE;
 
                 if (pw && ag_hierarchy_find(NULL, &h) >= 0 && h->has_cpu && ag_hierarchy_open(h, &mfd) >= 0) {
                         struct removed_ctx c = { .pamh = pamh, .ctl = &ctl, .user = user, .uid = pw->pw_uid };

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ * Unit tests of lib/systemd.c: mode names, the auto decision, unit values. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "systemd.h"
+
+static void test_mode_names(void **state) {
+        (void) state;
+        assert_int_equal(ag_mode_from_string("auto"), AG_MODE_AUTO);
+        assert_int_equal(ag_mode_from_string("cgroupfs"), AG_MODE_CGROUPFS);
+        assert_int_equal(ag_mode_from_string("systemd"), AG_MODE_SYSTEMD);
+        assert_int_equal(ag_mode_from_string("Systemd"), _AG_MODE_INVALID);
+        assert_int_equal(ag_mode_from_string(""), _AG_MODE_INVALID);
+        assert_int_equal(ag_mode_from_string("cgroupfs "), _AG_MODE_INVALID);
+        assert_int_equal(ag_mode_from_string(NULL), _AG_MODE_INVALID);
+        for (int m = 0; m < _AG_MODE_MAX; m++)
+                assert_int_equal(ag_mode_from_string(ag_mode_to_string((AgMode) m)), m);
+        assert_null(ag_mode_to_string(_AG_MODE_MAX));
+        assert_null(ag_mode_to_string(_AG_MODE_INVALID));
+}
+
+static void test_mode_resolve(void **state) {
+        AgHierarchy v2cpu = { .version = 2, .mount = (char *) "/sys/fs/cgroup", .has_cpu = true };
+        AgHierarchy v2 = { .version = 2, .mount = (char *) "/sys/fs/cgroup/unified", .has_cpu = false };
+        AgHierarchy v1 = { .version = 1, .mount = (char *) "/sys/fs/cgroup/cpu", .has_cpu = true };
+
+        (void) state;
+        /* auto: systemd only when booted with systemd on cgroup v2 with cpu */
+        assert_int_equal(ag_mode_resolve(AG_MODE_AUTO, true, &v2cpu), AG_MODE_SYSTEMD);
+        assert_int_equal(ag_mode_resolve(AG_MODE_AUTO, false, &v2cpu), AG_MODE_CGROUPFS);
+        assert_int_equal(ag_mode_resolve(AG_MODE_AUTO, true, &v1), AG_MODE_CGROUPFS);
+        assert_int_equal(ag_mode_resolve(AG_MODE_AUTO, true, &v2), AG_MODE_CGROUPFS);
+        assert_int_equal(ag_mode_resolve(AG_MODE_AUTO, true, NULL), AG_MODE_CGROUPFS);
+        /* forced modes stay */
+        assert_int_equal(ag_mode_resolve(AG_MODE_CGROUPFS, true, &v2cpu), AG_MODE_CGROUPFS);
+        assert_int_equal(ag_mode_resolve(AG_MODE_SYSTEMD, false, NULL), AG_MODE_SYSTEMD);
+        assert_int_equal(ag_mode_resolve(AG_MODE_SYSTEMD, true, &v1), AG_MODE_SYSTEMD);
+}
+
+static void test_booted(void **state) {
+        char dir[] = "/tmp/ag-unit-sd.XXXXXX", p[256];
+
+        (void) state;
+        assert_non_null(mkdtemp(dir));
+        assert_false(ag_systemd_booted(dir));
+        snprintf(p, sizeof p, "%s/systemd", dir);
+        assert_int_equal(mkdir(p, 0755), 0);
+        assert_false(ag_systemd_booted(dir));
+        /* a symlink to a directory does not count (sd_booted uses lstat) */
+        snprintf(p, sizeof p, "%s/systemd/system", dir);
+        assert_int_equal(symlink("/", p), 0);
+        assert_false(ag_systemd_booted(dir));
+        assert_int_equal(unlink(p), 0);
+        assert_int_equal(mkdir(p, 0755), 0);
+        assert_true(ag_systemd_booted(dir));
+        assert_int_equal(rmdir(p), 0);
+        snprintf(p, sizeof p, "%s/systemd", dir);
+        assert_int_equal(rmdir(p), 0);
+        assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_unit_values(void **state) {
+        AgPolicy p;
+        AgUnitValues v;
+
+        (void) state;
+        ag_policy_init(&p);
+        ag_policy_to_unit_values(&p, &v);
+        assert_int_equal(v.cpu_weight, 100);
+        assert_true(v.cpu_quota_per_sec_usec == AG_SYSTEMD_USEC_INFINITY);
+
+        p.weight = 400;
+        p.max_pct = 150;
+        ag_policy_to_unit_values(&p, &v);
+        assert_int_equal(v.cpu_weight, 400);
+        assert_int_equal(v.cpu_quota_per_sec_usec, 1500000);   /* 150% = 1.5 s per second */
+
+        p.max_pct = 0;
+        ag_policy_to_unit_values(&p, &v);
+        assert_int_equal(v.cpu_quota_per_sec_usec, 0);
+
+        p.max_pct = AG_MAX_PCT_MAX;
+        ag_policy_to_unit_values(&p, &v);
+        assert_int_equal(v.cpu_quota_per_sec_usec, UINT64_C(1024000000));
+
+        p.idle = true;
+        ag_policy_to_unit_values(&p, &v);
+        assert_true(v.cpu_weight == AG_SYSTEMD_CPU_WEIGHT_IDLE);
+}
+
+static void test_slice_name(void **state) {
+        char buf[64], small[8];
+
+        (void) state;
+        assert_int_equal(ag_user_slice_name(1000, buf, sizeof buf), 0);
+        assert_string_equal(buf, "user-1000.slice");
+        assert_int_equal(ag_user_slice_name(4294967294U, buf, sizeof buf), 0);
+        assert_string_equal(buf, "user-4294967294.slice");
+        assert_int_equal(ag_user_slice_name(1000, small, sizeof small), -ENOBUFS);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_mode_names),
+                cmocka_unit_test(test_mode_resolve),
+                cmocka_unit_test(test_booted),
+                cmocka_unit_test(test_unit_values),
+                cmocka_unit_test(test_slice_name),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
