@@ -1,0 +1,186 @@
+#!/bin/bash
+# shellcheck disable=SC2154  # PID_<name> are set with eval by bg/login/spin
+# End to end with real login programs on the host (cgroup v1 cpu): Debian's
+# sshd, started by the test on a loopback port under a name of its own (so its
+# PAM service is /etc/pam.d/sshd-ag<PID> and /etc/pam.d/sshd stays untouched),
+# and su -l / runuser -l in a private mount namespace whose /etc/pam.d is a
+# temp dir (the host's /etc/pam.d is never modified). The module is in each
+# session stack with root=agtest-<PID>; logins are key-authenticated as a
+# throw-away user with a home directory.
+. "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+require_root
+[ -f "$CPU/cpu.shares" ] || { echo "# no cgroup v1 cpu hierarchy at $CPU"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
+SSHD_BIN=/usr/sbin/sshd
+for c in "$SSHD_BIN" ssh ssh-keygen su runuser unshare ss; do
+        command -v "$c" >/dev/null 2>&1 && continue
+        echo "# missing $c (openssh-server, openssh-client, util-linux, iproute2)"
+        echo "0 passed, 0 failed, 1 skipped"; exit 77
+done
+
+ROOT="agtest-$$"
+CG="$CPU/$ROOT"
+AG_CGROOTS="$CG"
+SVC="sshd-ag$$"
+PAMFILE="/etc/pam.d/$SVC"
+USR="${TAG}s"
+SSHD_PID=""
+pamd_sums() { find /etc/pam.d -type f -print0 | sort -z | xargs -0 sha256sum; }
+pamd_sums >"$T/pamd.before"
+
+clients_cleanup() {
+        if [ -n "$SSHD_PID" ]; then kill "$SSHD_PID" 2>/dev/null; wait "$SSHD_PID" 2>/dev/null; fi
+        rm -f "$PAMFILE"
+        if id "$USR" >/dev/null 2>&1; then
+                pkill -KILL -u "$USR" 2>/dev/null; sleep 0.1
+                userdel -r "$USR" >/dev/null 2>&1
+        fi
+        ag_cleanup
+}
+trap clients_cleanup EXIT
+start_syslog || true
+
+useradd -m -s /bin/sh "$USR" >/dev/null || { echo "not ok - useradd -m $USR"; exit 1; }
+IU=$(id -u "$USR")
+HOMEDIR=$(getent passwd "$USR" | cut -d: -f6)
+
+CONF="$T/autogroup.conf"
+printf '%s\n' "*  weight 100" "$USR weight 200" >"$CONF"
+chmod 644 "$CONF"
+MOD="session optional $AG_MODULE root=$ROOT conf=$CONF debug"
+
+# probe NAME: run by each login as the user; reports where it landed, then
+# waits (at most 60 s) until $U/NAME.go exists
+cat >"$U/probe.sh" <<EOF
+#!/bin/sh
+echo "cgroup=\$(awk -F: '\$2 ~ /(^|,)cpu(,|\$)/ {print \$3}' /proc/self/cgroup)"
+echo "AUTOGROUP_SESSION=\${AUTOGROUP_SESSION:-}"
+echo "uid=\$(id -u)"
+echo "ppid=\$PPID"
+echo ready
+i=0; while [ ! -e "$U/\$1.go" ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
+EOF
+chmod 755 "$U/probe.sh"
+val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+# gone PATH: wait (at most 15 s) until PATH is gone; the client closes the session asynchronously
+gone() { local _; for _ in $(seq 150); do [ -e "$1" ] || return 0; sleep 0.1; done; return 1; }
+
+echo "# 1. sshd under its own service name, the module in its session stack"
+# a free loopback port
+PORT=$((20000 + $$ % 20000))
+for _ in $(seq 20); do
+        ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . || break
+        PORT=$((PORT + 1))
+done
+ssh-keygen -q -t ed25519 -N '' -C "host-$TAG" -f "$T/host_key" || true
+ssh-keygen -q -t ed25519 -N '' -C "client-$TAG" -f "$T/id" || true
+install -d -m 700 -o "$USR" -g "$(id -g "$USR")" "$HOMEDIR/.ssh"
+install -m 600 -o "$USR" -g "$(id -g "$USR")" "$T/id.pub" "$HOMEDIR/.ssh/authorized_keys"
+cat >"$T/sshd_config" <<EOF
+ListenAddress 127.0.0.1
+Port $PORT
+HostKey $T/host_key
+PidFile $T/sshd.pid
+UsePAM yes
+PubkeyAuthentication yes
+AuthorizedKeysFile .ssh/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin no
+AllowUsers $USR
+X11Forwarding no
+PrintMotd no
+PrintLastLog no
+LogLevel VERBOSE
+EOF
+{
+        echo "# pam_autogroup test service of tests/host/test-clients.sh (pid $$); removed at its exit"
+        echo "auth     required pam_unix.so"
+        echo "account  required pam_unix.so"
+        echo "session  required pam_permit.so"
+        echo "$MOD"
+} >"$PAMFILE"
+# sshd re-executes itself by argv[0] (absolute) and names its PAM service
+# after argv[0]'s basename: a symlink under another name gives another service
+ln -s "$SSHD_BIN" "$T/$SVC"
+mkdir -p /run/sshd                 # privilege separation directory (Debian's tmpfiles.d makes it at boot)
+"$T/$SVC" -D -e -f "$T/sshd_config" >"$T/sshd.log" 2>&1 &
+SSHD_PID=$!
+wait_for "$T/sshd.log" 'Server listening on 127.0.0.1'
+check "sshd (as $SVC) listens on 127.0.0.1:$PORT" grep -q "Server listening on 127.0.0.1 port $PORT" "$T/sshd.log"
+
+SSH=(ssh -F /dev/null -i "$T/id" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no
+     -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=20 -p "$PORT")
+login() { # login NAME: an ssh login that runs the probe until $U/NAME.go
+        "${SSH[@]}" "$USR@127.0.0.1" "sh $U/probe.sh $1" >"$T/$1.out" 2>"$T/$1.err" </dev/null &
+        track_pid $!
+        eval "PID_$1=$!"
+        wait_for "$T/$1.out" '^ready$' || { echo "# ssh $1: $(tr '\n' ' ' <"$T/$1.err")"; tail -n 5 "$T/sshd.log" | sed 's/^/# sshd: /'; }
+}
+login ssh1
+S1=$(val AUTOGROUP_SESSION ssh1)
+check_eq "ssh login ran as the user" "$IU" "$(val uid ssh1)"
+check "the login got AUTOGROUP_SESSION from the PAM environment" test -n "$S1"
+check_eq "its session is <root>/user-<uid>/<session>" "/$ROOT/user-$IU" "$(dirname "$S1")"
+check_eq "the user's shell is in the session's login/ leaf" "$S1/login" "$(val cgroup ssh1)"
+check "the session is a real group on cgroupfs" test -d "$CPU$S1/login"
+privs=""
+for p in $(cat "$CPU$S1/login/cgroup.procs" 2>/dev/null); do privs="$privs $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | sed 's/ *$//');"; done
+echo "# login/ holds:$privs"
+check "sshd's [priv] process is in login/ (it called pam_open_session)" grep -q "$SVC: $USR \[priv\]" <<<"$privs"
+check_eq "the policy of the test config applies (weight 200 -> cpu.shares 2048)" 2048 "$(cat "$CPU/$ROOT/user-$IU/cpu.shares" 2>/dev/null)"
+log_has "the login went through PAM service $SVC" "pam_autogroup\\($SVC:session\\)"
+
+login ssh2
+S2=$(val AUTOGROUP_SESSION ssh2)
+check "a second concurrent login gets another session" test -n "$S2" -a "$S2" != "$S1"
+check_eq "of the same user group" "/$ROOT/user-$IU" "$(dirname "$S2")"
+check_eq "its shell is in its own login/ leaf" "$S2/login" "$(val cgroup ssh2)"
+check "both sessions exist side by side" test -d "$CPU$S1/login" -a -d "$CPU$S2/login"
+
+echo "# 2. logout removes the groups"
+touch "$U/ssh1.go"; wait "$PID_ssh1" 2>/dev/null
+check "after the first logout its session is gone" gone "$CPU$S1"
+check "the user group stays while the second login lives" test -d "$CPU/$ROOT/user-$IU"
+touch "$U/ssh2.go"; wait "$PID_ssh2" 2>/dev/null
+check "after the second logout its session is gone" gone "$CPU$S2"
+check "and the user group" gone "$CPU/$ROOT/user-$IU"
+check "/etc/pam.d/sshd untouched" diff <(grep ' /etc/pam.d/sshd$' "$T/pamd.before") <(pamd_sums | grep ' /etc/pam.d/sshd$')
+kill "$SSHD_PID" 2>/dev/null; wait "$SSHD_PID" 2>/dev/null; SSHD_PID=""
+rm -f "$PAMFILE"
+
+echo "# 3. su -l and runuser -l through test services in a private mount namespace"
+mkdir -m 755 "$T/pamd"
+printf '%s required pam_deny.so\n' auth account password session >"$T/pamd/other"
+for s in su-l runuser-l; do
+        {
+                echo "auth     sufficient pam_rootok.so"
+                echo "auth     required   pam_deny.so"
+                echo "account  required   pam_permit.so"
+                echo "password required   pam_deny.so"
+                echo "session  required   pam_permit.so"
+                echo "$MOD"
+        } >"$T/pamd/$s"
+done
+touch "$U/su.go" "$U/runuser.go"
+# within: COMMAND with $T/pamd as /etc/pam.d, in a mount namespace of its own
+within() { unshare -m --propagation private sh -c "mount --bind '$T/pamd' /etc/pam.d && $1"; }
+within "su -l $USR -c 'sh $U/probe.sh su'" >"$T/su.out" 2>&1
+SS=$(val AUTOGROUP_SESSION su)
+check_eq "su -l: the shell runs as the user" "$IU" "$(val uid su)"
+check_eq "su -l: session below the user group" "/$ROOT/user-$IU" "$(dirname "$SS")"
+check_eq "su -l: the shell is in the session's login/ leaf" "$SS/login" "$(val cgroup su)"
+check "su -l: the session is gone after su returns" gone "$CPU$SS"
+within "runuser -l $USR -c 'sh $U/probe.sh runuser'" >"$T/runuser.out" 2>&1
+SR=$(val AUTOGROUP_SESSION runuser)
+check_eq "runuser -l: the shell runs as the user" "$IU" "$(val uid runuser)"
+check_eq "runuser -l: session below the user group" "/$ROOT/user-$IU" "$(dirname "$SR")"
+check_eq "runuser -l: the shell is in the session's login/ leaf" "$SR/login" "$(val cgroup runuser)"
+check "runuser -l: the session is gone after runuser returns" gone "$CPU$SR"
+check "the user group is gone" test ! -e "$CPU/$ROOT/user-$IU"
+log_has "su went through the test service su-l" "pam_autogroup\\(su-l:session\\)"
+log_has "runuser went through the test service runuser-l" "pam_autogroup\\(runuser-l:session\\)"
+
+echo "# 4. the host's /etc/pam.d is as it was"
+check "/etc/pam.d unchanged (sha256 of every file)" diff "$T/pamd.before" <(pamd_sums)
+
+finish

@@ -1,0 +1,50 @@
+#!/bin/busybox sh
+# shellcheck shell=dash
+# Stage 1 init of the guest, run from the initramfs built by vm-build.sh:
+# - loads the virtio/9p/overlay modules
+# - mounts the host root (9p tag "hostroot", read-only) as the lower layer of
+#   an overlay with a tmpfs upper layer: the guest sees a writable copy of the
+#   host system (binaries, libpam, the project's build tree), and every write
+#   (useradd, /etc/pam.d, ...) vanishes at power-off
+# - mounts the run directory (9p tag "vmout", read-write) at the same path as
+#   on the host, plus the extra shares listed in vm.conf
+# - switch_root's into the overlay and runs $VM_OUT/stage2.sh with the host's bash
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+for m in $(cat /modules.order); do
+    insmod "/modules/$m.ko" || echo "stage1: insmod $m failed"
+done
+
+fail() { echo "stage1: FATAL: $*"; echo o > /proc/sysrq-trigger; sleep 5; }
+
+mkdir -p /vmout /lower /ovl /newroot
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 vmout /vmout || fail "mount vmout"
+[ -f /vmout/vm.conf ] || fail "no vm.conf"
+. /vmout/vm.conf     # VM_OUT, VM_SHARES ("tag:path:ro|rw ...")
+
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,ro,cache=loose hostroot /lower \
+    || fail "mount hostroot"
+mount -t tmpfs -o mode=0755,size=${VM_OVL_SIZE:-50%} tmpfs /ovl
+mkdir -p /ovl/upper /ovl/work
+mount -t overlay overlay -o lowerdir=/lower,upperdir=/ovl/upper,workdir=/ovl/work /newroot \
+    || fail "mount overlay"
+
+# fresh /tmp and /var/tmp before the shares, so shares below them stay visible
+mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp
+mount -t tmpfs -o mode=1777 tmpfs /newroot/var/tmp
+mkdir -p "/newroot$VM_OUT"
+mount --move /vmout "/newroot$VM_OUT"
+for s in $VM_SHARES; do
+    tag=${s%%:*}; mode=${s##*:}; path=${s#*:}; path=${path%:*}
+    mkdir -p "/newroot$path"
+    mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,$mode "$tag" "/newroot$path" \
+        || echo "stage1: mount $tag at $path failed"
+done
+echo "$VM_OUT" > /newroot/etc/vm-out
+mount --move /proc /newroot/proc
+mount --move /sys /newroot/sys
+mount --move /dev /newroot/dev
+exec switch_root /newroot /bin/bash "$VM_OUT/stage2.sh"
