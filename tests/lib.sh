@@ -56,7 +56,11 @@ track_pid() { AG_PIDS="$AG_PIDS $*"; }
 as_user() { local u="$1"; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- sh -c "$*"; }
 
 # Start a syslog receiver on /dev/log when the machine has none.
+# Tests that capture syslog take turns (make -j check runs them in parallel):
+# a lock held until the test exits, waited for at most 10 minutes.
 start_syslog() {
+        exec {AG_SYSLOG_LOCK}>/run/lock/pam-autogroup-test-syslog.lock
+        flock -w 600 "$AG_SYSLOG_LOCK" || return 1
         [ -e /dev/log ] && return 1
         "$LOGCAP" /dev/log "$SYSLOG" >"$T/logcap.out" 2>&1 &
         AG_LOGCAP_PID=$!
