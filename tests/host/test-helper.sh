@@ -173,7 +173,7 @@ echo "# 5. a real tmux server with two windows: one leaf per pane"
 if command -v tmux >/dev/null; then
         TM="tmux -S $U/tmux.sock -f /dev/null"
         # what a login shell gets from PAM: AUTOGROUP_SESSION (agdrv does not pass the PAM environment on)
-        bg tm "$UA" spawn-user "cd $U && s=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3) && export HOME=$U AUTOGROUP_SESSION=\${s%/login} && $TM new-session -d -x 80 -y 24 'bash --rcfile $HOOK_RC -i' && $TM new-window 'bash --rcfile $HOOK_RC -i' && touch $U/tmux.up"
+        bg tm "$UA" spawn-user "cd $U && s=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3) && export HOME=$U AUTOGROUP_SESSION=\${s%/login} && $TM new-session -d -x 80 -y 24 'exec bash --rcfile $HOOK_RC -i' && $TM new-window 'exec bash --rcfile $HOOK_RC -i' && touch $U/tmux.up"
         ST=$(val AUTOGROUP_SESSION tm)
         for _ in $(seq 600); do [ -e "$U/tmux.up" ] && break; sleep 0.05; done
         PANES=$(as_user "$UA" "$TM list-panes -a -F '#{pane_pid}'" 2>/dev/null | sort -n | tr '\n' ' ')
