@@ -137,6 +137,8 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                 char buf[32];
                 snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DESCENDANTS);
                 (void) ag_write_file(sfd, "cgroup.max.descendants", buf);
+                snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DEPTH);
+                (void) ag_write_file(sfd, "cgroup.max.depth", buf);
                 if (h->has_cpu) {
                         r = ag_cg_enable_cpu(h, sfd);
                         if (r < 0) {
@@ -267,7 +269,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 }
                 /* Sessions of this user that emptied since their close. */
                 if (i == 0)
-                        (void) ag_user_sweep(rfd, root, p->uid, false, NULL, NULL);
+                        (void) ag_user_sweep(rfd, root, p->uid, false, AG_SESSION_MAX_DIRS, NULL, NULL);
 
                 r = make_session(h, ufd, p, pid, &name, &what);
                 if (r >= 0)
@@ -362,10 +364,10 @@ int ag_user_sweep_at(int mfd, const char *root, uid_t uid, ag_removed_fn removed
                 return 0;
         if (r < 0)
                 return r;
-        return ag_user_sweep(rfd, root, uid, true, removed, userdata);
+        return ag_user_sweep(rfd, root, uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
 }
 
-int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group,
+int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
                   ag_removed_fn removed, void *userdata) {
         _cleanup_close_ int ufd = -1;
         char ugroup[64], path[512];
@@ -392,7 +394,7 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
                 return negative_errno();
         }
         while ((de = readdir(d))) {
-                unsigned budget = AG_SESSION_MAX_DIRS, n = 0;
+                unsigned budget = max_dirs, n = 0;
 
                 if (de->d_type != DT_DIR || de->d_name[0] == '.')
                         continue;
@@ -403,7 +405,7 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
                  * away between its mkdir and the move into it. */
                 if (ag_cg_subtree_populated(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget) != 0)
                         continue;
-                budget = AG_SESSION_MAX_DIRS;
+                budget = max_dirs;
                 if (ag_cg_remove_empty(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget, &n) == 0 && n > 0) {
                         count++;
                         if (removed) {
@@ -455,7 +457,7 @@ int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *u
 
                 if (de->d_type != DT_DIR || ag_user_group_parse(de->d_name, &uid) < 0)
                         continue;
-                r = ag_user_sweep(rfd, root, uid, true, removed, userdata);
+                r = ag_user_sweep(rfd, root, uid, true, AG_GC_MAX_DIRS, removed, userdata);
                 if (r > 0)
                         total += r;
         }

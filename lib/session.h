@@ -27,7 +27,11 @@
  * (or the user) clears it. Bounds close and gc against hostile trees. */
 #define AG_SESSION_MAX_DEPTH 8
 #define AG_SESSION_MAX_DIRS 256
-/* v2: cgroup.max.descendants of every session (root-owned). */
+/* The same for "autogroup gc", run by the administrator. */
+#define AG_GC_MAX_DIRS 16384
+/* v2: cgroup.max.descendants of every session (root-owned); its
+ * cgroup.max.depth is AG_SESSION_MAX_DEPTH, so on v2 the kernel keeps every
+ * session within what close and gc remove. v1 has neither limit. */
 #define AG_SESSION_MAX_DESCENDANTS 128
 
 typedef struct AgSession {
@@ -70,15 +74,18 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
 int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_removed_fn removed, void *userdata);
 
 /* Removes the empty sessions of one user and, if remove_user_group, the user
- * group once empty. Cost is bounded by that user's own groups. Returns the
- * number of groups removed or -errno. */
-int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group,
+ * group once empty, visiting at most max_dirs directories per session (a
+ * session with more is left). Cost is bounded by that user's own groups.
+ * Returns the number of groups removed or -errno. */
+int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
                   ag_removed_fn removed, void *userdata);
 
 /* The same, given the hierarchy's root directory fd; removes the user group. */
 int ag_user_sweep_at(int hierarchy_fd, const char *root, uid_t uid, ag_removed_fn removed, void *userdata);
 
-/* Sweeps every user group below root. Returns the number removed or -errno. */
+/* Sweeps every user group below root, with the larger budget
+ * AG_GC_MAX_DIRS per session (gc is an administrator's command, not in the
+ * login path). Returns the number removed or -errno. */
 int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *userdata);
 
 AgSession *ag_session_free(AgSession *s);

@@ -1,0 +1,174 @@
+#!/bin/bash
+# Hostile users inside their own delegated session, against real libpam
+# sessions (tests/host/agdrv) on the real cgroup v1 cpu hierarchy, and against
+# lib/session.c on this host's cgroup2 mount:
+#   1. "autogroup enter", moves and mkdir/rmdir racing close_session;
+#   2. thousands of groups in one session (v1 has no kernel limit: close
+#      stays bounded and leaves the session, gc removes it);
+#   3. renaming and "filling" the delegated directory;
+#   4. cgroup v2: the per-session limits (cgroup.max.descendants 128,
+#      cgroup.max.depth 8) hold against the user.
+# Throughout: nothing outside the user's own subtree is touched, every close
+# and gc is bounded (timeout turns a hang into a failure), and the tree ends
+# empty.
+. "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+require_root
+[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+HELPER="$abs_top_builddir/helper/autogroup"
+[ -x "$HELPER" ] || { echo "1..0 # SKIP $HELPER not built"; exit 77; }
+
+ROOT="agtest-$$"
+CG="$CPU/$ROOT"
+OUT="$CPU/agout-$$"             # an unrelated cgroup outside <root> that must survive
+V2ROOT="agv2h-$$"
+AG_CGROOTS="$CG $OUT $UNIFIED/$V2ROOT"
+AG="$HELPER --root $ROOT"
+mkdir -p "$OUT/login"
+
+add_user "${TAG}a"
+add_user "${TAG}b"
+UA="${TAG}a"; UB="${TAG}b"
+IA=$(id -u "$UA"); IB=$(id -u "$UB")
+CONF="$T/autogroup.conf"
+echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
+printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agh"
+drv() { timeout -k 5 120 "$AGDRV" --pam "$T" agh "$@"; }
+# bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
+bg() {
+        local n="$1" u="$2"; shift 2
+        drv "$u" open env cgroup "$@" wait-file "$T/$n.go" close cgroup >"$T/$n.out" 2>&1 &
+        track_pid $!
+        eval "PID_$n=$!"
+        wait_for "$T/$n.out" '^cgroup='
+}
+val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+# closed NAME: release session NAME and wait for its close (bounded by drv's timeout)
+closed() { touch "$T/$1.go"; eval "wait \$PID_$1"; }
+cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
+wait_gone() { local p; for p in "$@"; do for _ in $(seq 200); do [ -d "/proc/$p" ] || break; sleep 0.05; done; done; }
+
+# user B's live session and the outside group must survive everything below
+bg b "$UB" spawn-user "echo \$\$ > $U/b.pid; exec sleep 600"
+SB=$(val AUTOGROUP_SESSION b)
+wait_for "$U/b.pid" '^[0-9]+$'; PB=$(cat "$U/b.pid"); track_pid "$PB"
+bystanders_ok() {
+        check "$1: user B's session and process untouched" test "$(cgof "$PB")" = "$SB/login"
+        check "$1: the group outside <root> untouched" test -d "$OUT/login"
+}
+
+echo "# 1. enter, moves and mkdir/rmdir racing close_session (5 rounds, 4 racers each)"
+# A racer: a session leader of its own that, N times, enters its leaf, goes
+# back to login/, and makes and removes a group; it counts enter's failures.
+cat >"$T/race.sh" <<EOF
+S=\$(grep ':cpu:' /proc/self/cgroup | cut -d: -f3); S=\${S%/login}
+fails=0; i=0
+while [ \$i -lt \$2 ]; do
+        $AG enter --pid \$\$ >/dev/null 2>>$U/race.err || fails=\$((fails + 1))
+        echo \$\$ > $CPU\$S/login/cgroup.procs 2>/dev/null
+        mkdir $CPU\$S/r\$\$ 2>/dev/null && rmdir $CPU\$S/r\$\$ 2>/dev/null
+        i=\$((i + 1))
+done
+echo \$fails > $U/race.\$1.done
+EOF
+chmod 644 "$T/race.sh"
+: >"$U/race.err"; chmod 666 "$U/race.err"
+fails=0; closes=0; sessions=""
+for round in 1 2 3 4 5; do
+        rm -f "$U"/race.*.done
+        bg r$round "$UA" spawn-user "for k in 1 2 3 4; do setsid sh $T/race.sh \$k 120 & done"
+        sessions="$sessions $(val AUTOGROUP_SESSION r$round)"
+        sleep "0.$((RANDOM % 5))"
+        closed r$round
+        grep -q '^close=PAM_SUCCESS' "$T/r$round.out" && closes=$((closes + 1))
+        for k in 1 2 3 4; do wait_for "$U/race.$k.done" '^[0-9]+$' || fails=$((fails + 1000)); done
+        for k in 1 2 3 4; do fails=$((fails + $(cat "$U/race.$k.done" 2>/dev/null || echo 1000))); done
+done
+check_eq "every close during the race returned PAM_SUCCESS, in bounded time" 5 "$closes"
+check_eq "enter never failed while close ran" 0 "$fails"
+check_eq "enter printed no error" "" "$(head -n 3 "$U/race.err")"
+bystanders_ok "race"
+drv "$UA" open close >"$T/sweep1.out" 2>&1
+check "the next login of the user succeeds" grep -q '^close=PAM_SUCCESS' "$T/sweep1.out"
+left=""; for s in $sessions; do [ -e "$CPU$s" ] && left="$left $s"; done
+check_eq "and sweeps every raced session once the racers are gone" "" "$left"
+check_eq "user A's group is gone" "" "$(ls -d "$CG/user-$IA" 2>/dev/null)"
+
+echo "# 2. thousands of groups in one session (cgroup v1: no kernel limit)"
+bg m "$UA" spawn-user "echo \$\$ > $U/m.pid; exec sleep 600"
+SM=$(val AUTOGROUP_SESSION m)
+wait_for "$U/m.pid" '^[0-9]+$'; PM=$(cat "$U/m.pid"); track_pid "$PM"
+as_user "$UA" "cd $CPU$SM && seq 3000 | sed 's/^/x/' | xargs mkdir && mkdir -p x1/a/b/c x2/a/b/c" >"$T/mk.out" 2>&1
+check_eq "the user made 3,000 groups in the session" 3000 "$(find "$CPU$SM" -mindepth 1 -maxdepth 1 -name 'x*' -type d | wc -l)"
+as_user "$UA" "echo \$\$ > $CPU$SM/login/cgroup.procs && setsid sh -c 'timeout 60 $AG enter --pid \$\$; echo \$? > $U/m.enter; grep :cpu: /proc/\$\$/cgroup | cut -d: -f3 > $U/m.cg'" >/dev/null 2>&1
+check_eq "enter in that session still works (exit 0)" 0 "$(cat "$U/m.enter" 2>/dev/null)"
+check "  and lands in its own leaf" grep -q "^$SM/sid-[0-9]*\$" "$U/m.cg"
+timeout 60 $AG status >"$T/m.status" 2>&1
+check_eq "status over that session: exit 0, bounded" 0 "$?"
+kill "$PM"; wait_gone "$PM"
+closed m
+check "close with 3,000 groups: PAM_SUCCESS, bounded" grep -q '^close=PAM_SUCCESS' "$T/m.out"
+check "  the session is left (more than close's budget of 256)" test -d "$CPU$SM"
+drv "$UA" open close >"$T/sweep2.out" 2>&1
+check "the next login of that user succeeds, bounded" grep -q '^close=PAM_SUCCESS' "$T/sweep2.out"
+bystanders_ok "many groups"
+timeout 120 $AG gc >"$T/gc2.out" 2>&1
+check_eq "gc: exit 0, bounded" 0 "$?"
+check "gc removes the session with its 3,000 groups" grep -qx "removed $SM" "$T/gc2.out"
+check_eq "  and nothing of user A is left" "" "$(ls -d "$CG/user-$IA" 2>/dev/null)"
+bystanders_ok "gc"
+
+echo "# 3. renaming and filling the delegated directory"
+bg n "$UA" spawn-user "echo \$\$ > $U/n.pid; exec sleep 600"
+SN=$(val AUTOGROUP_SESSION n)
+wait_for "$U/n.pid" '^[0-9]+$'; PN=$(cat "$U/n.pid"); track_pid "$PN"
+SNAME=$(basename "$SN")
+check "user may rename login/ inside the session" as_user "$UA" "mv $CPU$SN/login $CPU$SN/evil"
+check_eq "  the process moves with it" "$SN/evil" "$(cgof "$PN")"
+as_user "$UA" "mkdir $CPU$SN/a && mv $CPU$SN/a $CPU$SN/user-0" >/dev/null 2>&1
+check_not "user cannot rename the session itself" as_user "$UA" "mv $CPU$SN $CPU/$ROOT/user-$IA/x"
+check_not "user cannot rename the session to another user's name" as_user "$UA" "mv $CPU$SN $CPU/$ROOT/user-$IB"
+check_not "user cannot rename their user group" as_user "$UA" "mv $CPU/$ROOT/user-$IA $CPU/$ROOT/user-$IB-x"
+check_not "user cannot move a leaf out of the session" as_user "$UA" "mv $CPU$SN/evil $CPU/$ROOT/user-$IA/evil"
+check_not "user cannot move a leaf outside <root>" as_user "$UA" "mv $CPU$SN/user-0 $CPU/user-0"
+check_not "user cannot create a file in the session" as_user "$UA" "touch $CPU$SN/file"
+check_not "user cannot create a symlink in the session" as_user "$UA" "ln -s / $CPU$SN/link"
+check_not "user cannot create a FIFO in the session" as_user "$UA" "mkfifo $CPU$SN/fifo"
+check_not "user cannot write cpu.shares of a renamed leaf's parent" as_user "$UA" "echo 262144 > $CPU$SN/cpu.shares"
+check "nothing appeared at the hierarchy root" test ! -e "$CPU/user-0" -a ! -e "$CPU/evil"
+kill "$PN"; wait_gone "$PN"
+closed n
+check "close after the renames: PAM_SUCCESS" grep -q '^close=PAM_SUCCESS' "$T/n.out"
+check "  the renamed session is removed" test ! -e "$CPU$SN"
+check_eq "  and user A's group too" "" "$(ls -d "$CG/user-$IA" 2>/dev/null)"
+bystanders_ok "renames"
+
+echo "# 4. cgroup v2 per-session limits against the user ($UNIFIED)"
+if [ -f "$UNIFIED/cgroup.procs" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs ]; then
+        "$AGDRV" --lib "$UNIFIED" "$V2ROOT" "$UA" open env cgroup wait-file "$T/v.go" close >"$T/v.out" 2>&1 &
+        PV=$!; track_pid $PV
+        wait_for "$T/v.out" '^cgroup='
+        SV=$(val AUTOGROUP_SESSION v)
+        check_eq "session cgroup.max.depth is 8 (root's)" "8 root" \
+                "$(cat "$UNIFIED$SV/cgroup.max.depth") $(stat -c %U "$UNIFIED$SV/cgroup.max.depth")"
+        as_user "$UA" "cd $UNIFIED$SV && for i in \$(seq 200); do mkdir y\$i 2>/dev/null; done" >/dev/null 2>&1
+        check_eq "200 mkdirs by the user: the kernel stops them at 128 groups in the session" 128 \
+                "$(find "$UNIFIED$SV" -mindepth 1 -type d | wc -l)"
+        as_user "$UA" "cd $UNIFIED$SV && find . -mindepth 1 -maxdepth 1 -name 'y*' -exec rmdir {} +" >/dev/null 2>&1
+        as_user "$UA" "cd $UNIFIED$SV && mkdir -p d/d/d/d/d/d/d/d/d/d" >/dev/null 2>&1
+        check "the user can nest 8 levels" test -d "$UNIFIED$SV/d/d/d/d/d/d/d/d"
+        check "  but not a 9th" test ! -e "$UNIFIED$SV/d/d/d/d/d/d/d/d/d"
+        check_not "user cannot raise cgroup.max.depth" as_user "$UA" "echo max > $UNIFIED$SV/cgroup.max.depth"
+        touch "$T/v.go"; wait "$PV"
+        check "close removes the 8-deep tree and the session" test ! -e "$UNIFIED$SV"
+        check_eq "  and the user group" "" "$(ls -d "$UNIFIED/$V2ROOT/user-$IA" 2>/dev/null)"
+else
+        skip "no cgroup2 mount at $UNIFIED"
+fi
+
+closed b
+check "user B's session closes normally at the end" grep -q '^close=PAM_SUCCESS' "$T/b.out"
+kill "$PB" 2>/dev/null; wait_gone "$PB"
+drv "$UB" open close >/dev/null 2>&1
+check_eq "the test root is empty" "" "$(find "$CG" -mindepth 1 -type d 2>/dev/null)"
+finish
