@@ -42,6 +42,7 @@ if [ "$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { print $3 }' /proc/$$/cgroup)" != / ]; th
 fi
 
 # add_user NAME: a throw-away user without a home, removed at exit
+B_FILES=""      # files outside $T a benchmark made (bench/login: /etc/cgrules.conf when absent)
 add_user() { useradd -M -N -s /bin/sh "$1" >/dev/null || die "useradd $1"; B_USERS="$B_USERS $1"; }
 track_pid() { B_PIDS="$B_PIDS $*"; }
 
@@ -86,6 +87,7 @@ bench_cleanup() {
                 [ -d "$c" ] && echo "# warning: $c could not be removed entirely" >&2
         done
         for u in $B_USERS; do userdel "$u" >/dev/null 2>&1; done
+        for f in $B_FILES; do rm -f "$f"; done
         rm -rf "$T"
 }
 trap bench_cleanup EXIT

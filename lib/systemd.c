@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #endif
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -85,62 +86,127 @@ int ag_user_slice_name(uid_t uid, char *buf, size_t size) {
 }
 
 #ifdef AG_HAVE_SDBUS
-static void set_error(char *errbuf, size_t errsize, const sd_bus_error *e, int r) {
+/* libsystemd is loaded with dlopen() when the systemd mode first needs it,
+ * not linked: linked, every dlopen() of pam_autogroup.so by libpam (once a
+ * login in login, su, cron...) would map and relocate libsystemd and its
+ * seven dependencies even in the cgroupfs mode, about 0.8 ms a login here
+ * (bench/login). RTLD_NODELETE: once loaded it stays for the process's life,
+ * as it would have linked. */
+typedef struct SdBusApi {
+        void *dl;
+        int (*open_system)(sd_bus **ret);
+        sd_bus *(*flush_close_unref)(sd_bus *bus);
+        int (*message_new_method_call)(sd_bus *bus, sd_bus_message **m, const char *destination,
+                                       const char *path, const char *interface, const char *member);
+        int (*message_append)(sd_bus_message *m, const char *types, ...);
+        int (*message_open_container)(sd_bus_message *m, char type, const char *contents);
+        int (*message_close_container)(sd_bus_message *m);
+        sd_bus_message *(*message_unref)(sd_bus_message *m);
+        int (*call)(sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error,
+                    sd_bus_message **reply);
+        int (*error_is_set)(const sd_bus_error *e);
+        void (*error_free)(sd_bus_error *e);
+} SdBusApi;
+
+#define LOAD(api, field, name)                                  \
+        do {                                                    \
+                *(void **) &(api)->field = dlsym((api)->dl, name); \
+                if (!(api)->field)                              \
+                        goto missing;                           \
+        } while (0)
+
+static int sdbus_load(SdBusApi *ret, char *errbuf, size_t errsize) {
+        SdBusApi api = {};
+
+        api.dl = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+        if (!api.dl) {
+                if (errbuf && errsize)
+                        snprintf(errbuf, errsize, "cannot load libsystemd.so.0: %s", dlerror());
+                return -EOPNOTSUPP;
+        }
+        LOAD(&api, open_system, "sd_bus_open_system");
+        LOAD(&api, flush_close_unref, "sd_bus_flush_close_unref");
+        LOAD(&api, message_new_method_call, "sd_bus_message_new_method_call");
+        LOAD(&api, message_append, "sd_bus_message_append");
+        LOAD(&api, message_open_container, "sd_bus_message_open_container");
+        LOAD(&api, message_close_container, "sd_bus_message_close_container");
+        LOAD(&api, message_unref, "sd_bus_message_unref");
+        LOAD(&api, call, "sd_bus_call");
+        LOAD(&api, error_is_set, "sd_bus_error_is_set");
+        LOAD(&api, error_free, "sd_bus_error_free");
+        *ret = api;
+        return 0;
+missing:
+        if (errbuf && errsize)
+                snprintf(errbuf, errsize, "libsystemd.so.0 lacks sd-bus: %s", dlerror());
+        dlclose(api.dl);
+        return -EOPNOTSUPP;
+}
+#undef LOAD
+
+static void set_error(const SdBusApi *api, char *errbuf, size_t errsize, const sd_bus_error *e, int r) {
         if (!errbuf || errsize == 0)
                 return;
-        if (e && sd_bus_error_is_set(e))
+        if (e && api->error_is_set(e))
                 snprintf(errbuf, errsize, "%s", e->message ? e->message : e->name);
         else
                 snprintf(errbuf, errsize, "%s", strerror(r < 0 ? -r : r));
 }
 
-static void bus_unrefp(sd_bus **b) {
-        if (*b)
-                sd_bus_flush_close_unref(*b);
-}
+static int set_user_slice(const SdBusApi *api, const char *slice, const AgUnitValues *v, char *errbuf,
+                          size_t errsize) {
+        sd_bus *bus = NULL;
+        sd_bus_message *m = NULL, *reply = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
 
-static void message_unrefp(sd_bus_message **m) {
-        if (*m)
-                sd_bus_message_unref(*m);
+        r = api->open_system(&bus);
+        if (r < 0) {
+                set_error(api, errbuf, errsize, NULL, r);
+                return r;
+        }
+        r = api->message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                         "org.freedesktop.systemd1.Manager", "SetUnitProperties");
+        if (r >= 0)
+                r = api->message_append(m, "sb", slice, 1);   /* runtime = true */
+        if (r >= 0)
+                r = api->message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = api->message_append(m, "(sv)", "CPUWeight", "t", v->cpu_weight);
+        if (r >= 0)
+                r = api->message_append(m, "(sv)", "CPUQuotaPerSecUSec", "t", v->cpu_quota_per_sec_usec);
+        if (r >= 0)
+                r = api->message_close_container(m);
+        if (r < 0)
+                set_error(api, errbuf, errsize, NULL, r);
+        else {
+                r = api->call(bus, m, 0 /* default timeout */, &error, &reply);
+                if (r < 0)
+                        set_error(api, errbuf, errsize, &error, r);
+        }
+        api->error_free(&error);
+        if (reply)
+                api->message_unref(reply);
+        if (m)
+                api->message_unref(m);
+        api->flush_close_unref(bus);
+        return r < 0 ? r : 0;
 }
 
 int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, size_t errsize) {
-        _cleanup_(bus_unrefp) sd_bus *bus = NULL;
-        _cleanup_(message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
+        SdBusApi api;
         char slice[64];
         int r;
 
         r = ag_user_slice_name(uid, slice, sizeof slice);
         if (r < 0)
                 return r;
-
-        r = sd_bus_open_system(&bus);
-        if (r < 0) {
-                set_error(errbuf, errsize, NULL, r);
-                return r;
-        }
-        r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                           "org.freedesktop.systemd1.Manager", "SetUnitProperties");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "sb", slice, 1);   /* runtime = true */
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)", "CPUWeight", "t", v->cpu_weight);
-        if (r >= 0)
-                r = sd_bus_message_append(m, "(sv)", "CPUQuotaPerSecUSec", "t", v->cpu_quota_per_sec_usec);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r < 0) {
-                set_error(errbuf, errsize, NULL, r);
-                return r;
-        }
-        r = sd_bus_call(bus, m, 0 /* default timeout */, &error, &reply);
+        r = sdbus_load(&api, errbuf, errsize);
         if (r < 0)
-                set_error(errbuf, errsize, &error, r);
-        sd_bus_error_free(&error);
-        return r < 0 ? r : 0;
+                return r;
+        r = set_user_slice(&api, slice, v, errbuf, errsize);
+        dlclose(api.dl);
+        return r;
 }
 #else
 int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, size_t errsize) {

@@ -64,5 +64,7 @@ int ag_user_slice_name(uid_t uid, char *buf, size_t size);
  * reboot) through the system bus. The slice need not be active yet: systemd
  * loads it and applies the values when logind starts it. On failure a short
  * reason (the D-Bus error message when there is one) goes to errbuf.
- * -EOPNOTSUPP when built without libsystemd. */
+ * libsystemd.so.0 is loaded on first use (dlopen), so the cgroupfs mode never
+ * maps it. -EOPNOTSUPP when built without libsystemd or when it cannot be
+ * loaded. */
 int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, size_t errsize);

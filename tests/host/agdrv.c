@@ -23,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
+#include <poll.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,6 +67,34 @@ static pid_t run_user(const struct passwd *pw, const char *cmd) {
                 _exit(127);
         execl("/bin/sh", "sh", "-c", cmd, (char *) NULL);
         _exit(127);
+}
+
+/* Waits until path exists, at most timeout_s seconds. Sleeps in poll() on an
+ * inotify watch of the parent directory (falling back to 100 ms naps), never
+ * in a busy polling loop: a session process that wakes up 100 times a second
+ * perturbs the scheduler's group balancing that bench/fairness measures. */
+static void wait_file(const char *path, int timeout_s) {
+        struct stat st;
+        char dir[4096];
+        int fd, wd = -1;
+        time_t end = time(NULL) + timeout_s;
+
+        snprintf(dir, sizeof dir, "%s", path);
+        fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (fd >= 0)
+                wd = inotify_add_watch(fd, dirname(dir), IN_CREATE | IN_MOVED_TO | IN_ATTRIB | IN_CLOSE_WRITE);
+        while (stat(path, &st) < 0 && time(NULL) < end) {
+                if (wd >= 0) {
+                        struct pollfd p = { .fd = fd, .events = POLLIN };
+                        char buf[4096];
+                        if (poll(&p, 1, 1000) > 0)
+                                while (read(fd, buf, sizeof buf) > 0)
+                                        ;
+                } else
+                        usleep(100000);
+        }
+        if (fd >= 0)
+                close(fd);
 }
 
 int main(int argc, char **argv) {
@@ -144,10 +175,7 @@ int main(int argc, char **argv) {
                         if (a[0] == 'r' && (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0))
                                 printf("run-user: failed\n");
                 } else if (strcmp(a, "wait-file") == 0 && i + 1 < argc) {
-                        struct stat st;
-                        const char *f = argv[++i];
-                        for (int t = 0; stat(f, &st) < 0 && t < 12000; t++)
-                                usleep(10000);
+                        wait_file(argv[++i], 120);
                 } else if (strcmp(a, "touch") == 0 && i + 1 < argc) {
                         int fd = open(argv[++i], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
                         if (fd >= 0)
