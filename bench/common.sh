@@ -12,6 +12,9 @@ BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 : "${abs_top_srcdir:=$abs_top_builddir}"
 : "${AG_MODULE:=$abs_top_builddir/pam_autogroup/.libs/pam_autogroup.so}"
 AGDRV="$abs_top_builddir/tests/host/agdrv"
+# agdrv's session processes check for their stop file once a second at most:
+# frequent wake-ups in a session disturb the kernel's group load balancing
+export AGDRV_WAIT_MAX_MS=1000
 BIN="$abs_top_builddir/bench"
 CPU=/sys/fs/cgroup/cpu
 NCPU=$(nproc)

@@ -490,8 +490,6 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         r = ag_cg_count_procs(fd);
         if (r != 0)
                 return r < 0 ? r : 1;
-        if (max_depth == 0)
-                return 1;       /* deeper than we look: count it as in use */
 
         dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (dfd < 0)
@@ -505,6 +503,10 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         while (r == 0 && (de = readdir(d))) {
                 if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
+                if (max_depth == 0) {
+                        r = 1;  /* a group deeper than we look: count it as in use */
+                        break;
+                }
                 r = ag_cg_subtree_populated(fd, de->d_name, max_depth - 1, budget);
                 if (r == -ENOENT)
                         r = 0;

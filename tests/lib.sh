@@ -50,7 +50,18 @@ add_user() {
         AG_USERS="$AG_USERS $u"
 }
 add_group() { groupadd "$1" >/dev/null; AG_GROUPS="$AG_GROUPS $1"; }
-track_pid() { AG_PIDS="$AG_PIDS $*"; }
+# pid_start PID: the process's start time (field 22 of /proc/PID/stat), empty once it is gone
+pid_start() { local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0; set -- ${s##*) }; echo "${20}"; }
+# track_pid PID...: processes this test started, killed at exit. Each is kept
+# with its start time, so that a PID the kernel has reused for someone
+# else's process by then is left alone.
+track_pid() {
+        local p t
+        for p in "$@"; do
+                t=$(pid_start "$p")
+                if [ -n "$t" ]; then AG_PIDS="$AG_PIDS $p:$t"; fi
+        done
+}
 
 # as_user USER COMMAND: run a shell command as the unprivileged user
 as_user() { local u="$1"; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- sh -c "$*"; }
@@ -91,8 +102,10 @@ rm_cgroup_tree() {
 
 ag_cleanup() {
         local p u g c
-        for p in $AG_PIDS; do kill -KILL "$p" 2>/dev/null; done
-        for p in $AG_PIDS; do wait "$p" 2>/dev/null; done
+        for p in $AG_PIDS; do
+                if [ "$(pid_start "${p%%:*}")" = "${p#*:}" ]; then kill -KILL "${p%%:*}" 2>/dev/null; fi
+        done
+        for p in $AG_PIDS; do wait "${p%%:*}" 2>/dev/null; done
         # processes still in a test tree were started by this test (its users only)
         for c in $AG_CGROOTS; do
                 [ -d "$c" ] || continue

@@ -84,6 +84,8 @@ for round in 1 2 3 4 5; do
         for k in 1 2 3 4; do wait_for "$U/race.$k.done" '^[0-9]+$' || fails=$((fails + 1000)); done
         for k in 1 2 3 4; do fails=$((fails + $(cat "$U/race.$k.done" 2>/dev/null || echo 1000))); done
 done
+# each racer writes its .done file just before it exits: wait until they are all gone
+for _ in $(seq 200); do pgrep -u "$UA" -f race.sh >/dev/null || break; sleep 0.05; done
 check_eq "every close during the race returned PAM_SUCCESS, in bounded time" 5 "$closes"
 check_eq "enter never failed while close ran" 0 "$fails"
 check_eq "enter printed no error" "" "$(head -n 3 "$U/race.err")"
@@ -118,6 +120,28 @@ check "gc removes the session with its 3,000 groups" grep -qx "removed $SM" "$T/
 check_eq "  and nothing of user A is left" "" "$(ls -d "$CG/user-$IA" 2>/dev/null)"
 bystanders_ok "gc"
 
+echo "# 2b. a tree exactly as deep as close and gc look (8 levels), held by a lingering process"
+# The process sits at the bottom, so close cannot remove the chain and leaves
+# the session; once the process is gone, gc (session e) and the next login's
+# sweep (session d) must remove the whole 8-deep session.
+D8=d/d/d/d/d/d/d/d
+for n in e d; do
+        bg $n "$UA" spawn-user "mkdir -p \$(grep :cpu: /proc/self/cgroup | cut -d: -f3 | sed 's|/login\$||; s|^|$CPU|')/$D8 && echo \$\$ > \$(grep :cpu: /proc/self/cgroup | cut -d: -f3 | sed 's|/login\$||; s|^|$CPU|')/$D8/cgroup.procs && echo \$\$ > $U/$n.pid && exec sleep 600"
+        wait_for "$U/$n.pid" '^[0-9]+$'; eval "P8$n=\$(cat $U/$n.pid)"; eval "track_pid \$P8$n"
+        eval "S8$n=\$(val AUTOGROUP_SESSION $n)"
+done
+check_eq "the lingering process sits 8 levels down" "$S8e/$D8" "$(cgof "$P8e")"
+closed e; closed d
+check "close leaves a session whose bottom group holds a process" test -d "$CPU$S8e/$D8" -a -d "$CPU$S8d/$D8"
+kill "$P8e"; wait_gone "$P8e"
+timeout 60 $AG gc >"$T/gc8.out" 2>&1
+check "gc removes the emptied 8-deep session" grep -qx "removed $S8e" "$T/gc8.out"
+check "  and leaves the one still held" test -d "$CPU$S8d/$D8"
+kill "$P8d"; wait_gone "$P8d"
+drv "$UA" open close >"$T/sweep8.out" 2>&1
+check "the next login's sweep removes the other emptied 8-deep session" test ! -e "$CPU$S8d"
+check_eq "  and nothing of user A is left" "" "$(ls -d "$CG/user-$IA" 2>/dev/null)"
+
 echo "# 3. renaming and filling the delegated directory"
 bg n "$UA" spawn-user "echo \$\$ > $U/n.pid; exec sleep 600"
 SN=$(val AUTOGROUP_SESSION n)
@@ -145,7 +169,7 @@ bystanders_ok "renames"
 
 echo "# 4. cgroup v2 per-session limits against the user ($UNIFIED)"
 if [ -f "$UNIFIED/cgroup.procs" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs ]; then
-        "$AGDRV" --lib "$UNIFIED" "$V2ROOT" "$UA" open env cgroup wait-file "$T/v.go" close >"$T/v.out" 2>&1 &
+        timeout -k 5 120 "$AGDRV" --lib "$UNIFIED" "$V2ROOT" "$UA" open env cgroup wait-file "$T/v.go" close >"$T/v.out" 2>&1 &
         PV=$!; track_pid $PV
         wait_for "$T/v.out" '^cgroup='
         SV=$(val AUTOGROUP_SESSION v)
