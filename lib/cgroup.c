@@ -26,19 +26,6 @@ AgHierarchy *ag_hierarchy_free(AgHierarchy *h) {
         return NULL;
 }
 
-static bool has_token(const char *list, const char *sep, const char *token) {
-        size_t n = strlen(token);
-
-        for (const char *p = list; p && *p;) {
-                size_t l = strcspn(p, sep);
-                if (l == n && strncmp(p, token, n) == 0)
-                        return true;
-                p += l;
-                p += strspn(p, sep);
-        }
-        return false;
-}
-
 static void unescape_octal(char *s) {
         char *w = s;
 
@@ -107,7 +94,7 @@ static int v2_root_has_cpu(const char *mountpoint) {
         r = ag_read_small_file(fd, "cgroup.controllers", buf, sizeof buf);
         if (r < 0)
                 return r;
-        return has_token(buf, " ", "cpu");
+        return ag_has_token(buf, " ", "cpu");
 }
 
 int ag_hierarchy_find(const char *mountinfo, AgHierarchy **ret) {
@@ -135,7 +122,7 @@ int ag_hierarchy_find(const char *mountinfo, AgHierarchy **ret) {
                                 fclose(f);
                                 return -ENOMEM;
                         }
-                } else if (strcmp(fstype, "cgroup") == 0 && has_token(opts, ",", "cpu") && is_cgroupfs(mp, 1)) {
+                } else if (strcmp(fstype, "cgroup") == 0 && ag_has_token(opts, ",", "cpu") && is_cgroupfs(mp, 1)) {
                         if (!v1_cpu && !(v1_cpu = strdup(mp))) {
                                 fclose(f);
                                 return -ENOMEM;
@@ -297,7 +284,7 @@ int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd) {
         r = ag_read_small_file(cgfd, "cgroup.subtree_control", buf, sizeof buf);
         if (r < 0)
                 return r;
-        if (has_token(buf, " ", "cpu"))
+        if (ag_has_token(buf, " ", "cpu"))
                 return 0;
         return ag_write_file(cgfd, "cgroup.subtree_control", "+cpu");
 }
@@ -404,7 +391,7 @@ int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
                         continue;
                 *path++ = 0;
                 bool match = h->version == 2 ? (strncmp(line, "0:", 2) == 0 && *ctrl == 0)
-                                             : has_token(ctrl, ",", "cpu");
+                                             : ag_has_token(ctrl, ",", "cpu");
                 if (!match)
                         continue;
                 char *s = strdup(path);
@@ -421,18 +408,13 @@ int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
 static int remove_below(int fd, unsigned depth, unsigned *budget, unsigned *removed) {
         DIR *d;
         struct dirent *de;
-        int dfd;
+        int r;
 
         if (depth == 0)
                 return 0;
-        dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (dfd < 0)
-                return negative_errno();
-        d = fdopendir(dfd);
-        if (!d) {
-                safe_close(dfd);
-                return negative_errno();
-        }
+        r = ag_opendir_dup(fd, &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d))) {
                 if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;       /* cgroupfs fills d_type; a link or a file is never descended */
@@ -477,7 +459,7 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         _cleanup_close_ int fd = -1;
         struct dirent *de;
         DIR *d;
-        int r, dfd;
+        int r;
 
         if (budget) {
                 if (*budget == 0)
@@ -491,14 +473,9 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         if (r != 0)
                 return r < 0 ? r : 1;
 
-        dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (dfd < 0)
-                return negative_errno();
-        d = fdopendir(dfd);
-        if (!d) {
-                safe_close(dfd);
-                return negative_errno();
-        }
+        r = ag_opendir_dup(fd, &d);
+        if (r < 0)
+                return r;
         r = 0;
         while (r == 0 && (de = readdir(d))) {
                 if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)

@@ -109,16 +109,9 @@ static void sweep_siblings(int sfd, const char *keep) {
         struct dirent *de;
         unsigned seen = 0;
         DIR *d;
-        int dfd;
 
-        dfd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
-        if (dfd < 0)
+        if (ag_opendir_dup(sfd, &d) < 0)
                 return;
-        d = fdopendir(dfd);
-        if (!d) {
-                safe_close(dfd);
-                return;
-        }
         while ((de = readdir(d)) && seen++ < AG_ENTER_SWEEP_MAX) {
                 if (de->d_type != DT_DIR || strncmp(de->d_name, AG_LEAF_PREFIX, strlen(AG_LEAF_PREFIX)) != 0 ||
                     strcmp(de->d_name, keep) == 0)

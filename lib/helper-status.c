@@ -21,19 +21,6 @@ typedef struct Ctx {
         unsigned n_nodes;
 } Ctx;
 
-static bool has_token(const char *list, const char *sep, const char *token) {
-        size_t n = strlen(token);
-
-        for (const char *p = list; p && *p;) {
-                size_t l = strcspn(p, sep);
-                if (l == n && strncmp(p, token, n) == 0)
-                        return true;
-                p += l;
-                p += strspn(p, sep);
-        }
-        return false;
-}
-
 /* v1: the mount point of the hierarchy with cpuacct, when it is not the cpu one. */
 static int find_cpuacct(const AgHierarchy *h, bool *ret_here, char **ret_mount) {
         _cleanup_free_ char *line = NULL;
@@ -48,9 +35,9 @@ static int find_cpuacct(const AgHierarchy *h, bool *ret_here, char **ret_mount) 
 
                 if (ag_mountinfo_parse_line(line, &root, &mp, &fstype, &opts) < 0)
                         continue;
-                if (strcmp(root, "/") != 0 || strcmp(fstype, "cgroup") != 0 || !has_token(opts, ",", "cpuacct"))
+                if (strcmp(root, "/") != 0 || strcmp(fstype, "cgroup") != 0 || !ag_has_token(opts, ",", "cpuacct"))
                         continue;
-                if (has_token(opts, ",", "cpu") && strcmp(mp, h->mount) == 0) {
+                if (ag_has_token(opts, ",", "cpu") && strcmp(mp, h->mount) == 0) {
                         *ret_here = true;
                         *ret_mount = NULL;
                 } else {
@@ -216,16 +203,11 @@ static int list_dirs(int fd, char ***ret, size_t *ret_n, bool *ret_truncated) {
         bool truncated = false;
         struct dirent *de;
         DIR *d;
-        int dfd;
+        int r;
 
-        dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (dfd < 0)
-                return negative_errno();
-        d = fdopendir(dfd);
-        if (!d) {
-                safe_close(dfd);
-                return negative_errno();
-        }
+        r = ag_opendir_dup(fd, &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d))) {
                 if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;

@@ -374,7 +374,7 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
         unsigned count = 0, dirs = 0;
         DIR *d;
         struct dirent *de;
-        int r, dfd;
+        int r;
 
         r = ag_user_group_name(uid, ugroup, sizeof ugroup);
         if (r < 0)
@@ -385,14 +385,9 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
         if (r < 0)
                 return r;
 
-        dfd = fcntl(ufd, F_DUPFD_CLOEXEC, 3);
-        if (dfd < 0)
-                return negative_errno();
-        d = fdopendir(dfd);
-        if (!d) {
-                safe_close(dfd);
-                return negative_errno();
-        }
+        r = ag_opendir_dup(ufd, &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d))) {
                 unsigned budget = max_dirs, n = 0;
 
@@ -433,7 +428,7 @@ int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *u
         _cleanup_close_ int mfd = -1, rfd = -1;
         DIR *d;
         struct dirent *de;
-        int r, dfd, total = 0;
+        int r, total = 0;
 
         r = ag_hierarchy_open(h, &mfd);
         if (r < 0)
@@ -444,14 +439,9 @@ int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *u
         if (r < 0)
                 return r;
 
-        dfd = fcntl(rfd, F_DUPFD_CLOEXEC, 3);
-        if (dfd < 0)
-                return negative_errno();
-        d = fdopendir(dfd);
-        if (!d) {
-                safe_close(dfd);
-                return negative_errno();
-        }
+        r = ag_opendir_dup(rfd, &d);
+        if (r < 0)
+                return r;
         while ((de = readdir(d))) {
                 uid_t uid;
 

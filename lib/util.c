@@ -58,3 +58,33 @@ int ag_write_file(int dirfd, const char *name, const char *value) {
                 return -EIO;
         return 0;
 }
+
+bool ag_has_token(const char *list, const char *sep, const char *token) {
+        size_t n = strlen(token);
+
+        for (const char *p = list; p && *p;) {
+                size_t l = strcspn(p, sep);
+                if (l == n && strncmp(p, token, n) == 0)
+                        return true;
+                p += l;
+                p += strspn(p, sep);
+        }
+        return false;
+}
+
+int ag_opendir_dup(int fd, DIR **ret) {
+        DIR *d;
+        int dfd;
+
+        dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (dfd < 0)
+                return negative_errno();
+        d = fdopendir(dfd);
+        if (!d) {
+                int r = negative_errno();
+                safe_close(dfd);
+                return r;
+        }
+        *ret = d;
+        return 0;
+}

@@ -3,6 +3,7 @@
 
 /* Small helpers shared by the library, the module and the helper. */
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -58,3 +59,9 @@ int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size);
 
 /* Writes a short string to a file relative to dirfd in one write(2). */
 int ag_write_file(int dirfd, const char *name, const char *value);
+
+/* Is token one of the items of list, separated by any character of sep? */
+bool ag_has_token(const char *list, const char *sep, const char *token);
+
+/* Opens a directory stream on a duplicate of fd (fd stays the caller's). */
+int ag_opendir_dup(int fd, DIR **ret);
