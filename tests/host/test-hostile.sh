@@ -126,7 +126,7 @@ echo "# 2b. a tree exactly as deep as close and gc look (8 levels), held by a li
 # sweep (session d) must remove the whole 8-deep session.
 D8=d/d/d/d/d/d/d/d
 for n in e d; do
-        bg $n "$UA" spawn-user "mkdir -p \$(grep :cpu: /proc/self/cgroup | cut -d: -f3 | sed 's|/login\$||; s|^|$CPU|')/$D8 && echo \$\$ > \$(grep :cpu: /proc/self/cgroup | cut -d: -f3 | sed 's|/login\$||; s|^|$CPU|')/$D8/cgroup.procs && echo \$\$ > $U/$n.pid && exec sleep 600"
+        bg $n "$UA" spawn-user "s=$CPU\$(grep :cpu: /proc/self/cgroup | cut -d: -f3) && mkdir -p \${s%/login}/$D8 && echo \$\$ > \${s%/login}/$D8/cgroup.procs && echo \$\$ > $U/$n.pid && exec sleep 600"
         wait_for "$U/$n.pid" '^[0-9]+$'; eval "P8$n=\$(cat $U/$n.pid)"; eval "track_pid \$P8$n"
         eval "S8$n=\$(val AUTOGROUP_SESSION $n)"
 done
