@@ -28,9 +28,9 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "helper-config.h"
-#include "helper-enter.h"
-#include "helper-status.h"
+#include "check.h"
+#include "enter.h"
+#include "status.h"
 #include "session.h"
 #include "util.h"
 
@@ -67,16 +67,6 @@ static void usage(FILE *f) {
 }
 
 /* The same names the module accepts for root=. */
-static bool root_name_valid(const char *s) {
-        if (!*s || *s == '.' || strlen(s) > 64)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-                      *s == '-' || *s == '_' || *s == '.'))
-                        return false;
-        return true;
-}
-
 static int find_hierarchy(const Args *a, AgHierarchy **ret) {
         return a->hierarchy ? ag_hierarchy_from_mount(a->hierarchy, ret) : ag_hierarchy_find(NULL, ret);
 }
@@ -378,7 +368,7 @@ static int parse_args(int argc, char **argv, Args *a) {
                         a->argv[n++] = argv[i];
         }
         a->argc = n;
-        if (!root_name_valid(a->root)) {
+        if (!ag_root_name_valid(a->root)) {
                 fprintf(stderr, "autogroup: invalid root name '%s'\n", a->root);
                 return -EINVAL;
         }

@@ -58,6 +58,10 @@ typedef void (*ag_removed_fn)(void *userdata, const char *path);
  * attempt n > 0 appends "-<n>" (the first name was taken). */
 int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, char *buf, size_t size);
 int ag_user_group_name(uid_t uid, char *buf, size_t size);
+/* The subtree name given with root=: letters, digits, '-', '_', '.', not
+ * starting with '.', 1..AG_ROOT_NAME_MAX characters (one path component). */
+#define AG_ROOT_NAME_MAX 64
+bool ag_root_name_valid(const char *s);
 /* Parses "user-<uid>"; -EINVAL for anything else. */
 int ag_user_group_parse(const char *name, uid_t *ret_uid);
 /* Reads the audit session id of the calling process (AG_AUDIT_SESSION_UNSET when unset). */

@@ -4,7 +4,7 @@
  *
  * This file is only the PAM glue: option parsing, logging, PAM data and
  * audit records. The cgroup work is in lib/ (session.c, cgroup.c) and the
- * policy in lib/config.c and lib/policy.c. */
+ * policy in lib/config-*.c and lib/policy.c. */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -57,16 +57,6 @@ struct module_data {
         AgSession *session;
 };
 
-static bool root_name_valid(const char *s) {
-        if (!*s || *s == '.' || strlen(s) > 64)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-                      *s == '-' || *s == '_' || *s == '.'))
-                        return false;
-        return true;
-}
-
 static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, struct module_ctl *ctl) {
         ctl->flags = 0;
         ctl->conf = AG_DEFAULT_CONF;
@@ -83,7 +73,7 @@ static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, stru
                 else if (strncmp(*argv, "conf=", 5) == 0 && (*argv)[5])
                         ctl->conf = *argv + 5;
                 else if (strncmp(*argv, "root=", 5) == 0) {
-                        if (root_name_valid(*argv + 5))
+                        if (ag_root_name_valid(*argv + 5))
                                 ctl->root = *argv + 5;
                         else
                                 pam_syslog(pamh, LOG_ERR, "invalid root name '%s', using '%s'", *argv + 5,

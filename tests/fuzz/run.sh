@@ -35,7 +35,7 @@ flags="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-s
 flags="$flags -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wvla"
 # shellcheck disable=SC2086
 if ! "$CC" $flags -I"$top/lib" -o "$out/fuzz-config" "$here/fuzz-config.c" \
-        "$top/lib/config.c" "$top/lib/policy.c" "$top/lib/util.c"; then
+        "$top/lib/config-value.c" "$top/lib/config-parse.c" "$top/lib/config-load.c" "$top/lib/policy.c" "$top/lib/util.c"; then
         echo "fuzz target failed to build"; echo "0 passed, 1 failed"; exit 1
 fi
 

@@ -53,6 +53,22 @@ static void test_user_group(void **state) {
         assert_int_equal(ag_user_group_name(1, buf, 6), -ENOBUFS);
 }
 
+static void test_root_name(void **state) {
+        (void) state;
+        assert_true(ag_root_name_valid("autogroup"));
+        assert_true(ag_root_name_valid("ag-test_1.2"));
+        assert_true(ag_root_name_valid("a"));
+        assert_true(ag_root_name_valid("x234567890123456789012345678901234567890123456789012345678901234"));
+        assert_false(ag_root_name_valid("x2345678901234567890123456789012345678901234567890123456789012345"));
+        assert_false(ag_root_name_valid(""));
+        assert_false(ag_root_name_valid(NULL));
+        assert_false(ag_root_name_valid(".hidden"));
+        assert_false(ag_root_name_valid(".."));
+        assert_false(ag_root_name_valid("a/b"));
+        assert_false(ag_root_name_valid("a b"));
+        assert_false(ag_root_name_valid("caf\xc3\xa9"));
+}
+
 static void test_safe_atoul(void **state) {
         unsigned long v = 9;
 
@@ -95,6 +111,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_session_name),
                 cmocka_unit_test(test_user_group),
+                cmocka_unit_test(test_root_name),
                 cmocka_unit_test(test_safe_atoul),
                 cmocka_unit_test(test_mountinfo),
         };

@@ -9,7 +9,7 @@
 #include <pwd.h>
 #include <string.h>
 
-#include "helper-config.h"
+#include "check.h"
 #include "util.h"
 
 static void print_error(void *userdata, const char *file, unsigned line, const char *message) {

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "helper-enter.h"
+#include "enter.h"
 #include "session.h"
 #include "util.h"
 

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+/* "autogroup status", the collecting half: the tree below <root> read from
+ * cgroupfs through directory fds, bounded in depth and nodes. */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "status.h"
+#include "session.h"
+#include "util.h"
+
+typedef struct Ctx {
+        const AgHierarchy *h;
+        int acct_fd;                   /* v1: mount of a separate cpuacct hierarchy, or -1 */
+        bool acct_here;                /* v1: cpuacct is co-mounted with cpu */
+        unsigned n_nodes;
+} Ctx;
+
+/* v1: the mount point of the hierarchy with cpuacct, when it is not the cpu one. */
+static int find_cpuacct(const AgHierarchy *h, bool *ret_here, char **ret_mount) {
+        _cleanup_free_ char *line = NULL;
+        size_t allocated = 0;
+        FILE *f;
+
+        f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return negative_errno();
+        while (getline(&line, &allocated, f) > 0) {
+                char *root, *mp, *fstype, *opts;
+
+                if (ag_mountinfo_parse_line(line, &root, &mp, &fstype, &opts) < 0)
+                        continue;
+                if (strcmp(root, "/") != 0 || strcmp(fstype, "cgroup") != 0 || !ag_has_token(opts, ",", "cpuacct"))
+                        continue;
+                if (ag_has_token(opts, ",", "cpu") && strcmp(mp, h->mount) == 0) {
+                        *ret_here = true;
+                        *ret_mount = NULL;
+                } else {
+                        *ret_here = false;
+                        *ret_mount = strdup(mp);
+                        if (!*ret_mount) {
+                                fclose(f);
+                                return -ENOMEM;
+                        }
+                }
+                fclose(f);
+                return 0;
+        }
+        fclose(f);
+        return -ENOENT;
+}
+
+static int read_ll(int fd, const char *name, long long *ret) {
+        char buf[64], *end;
+        long long v;
+        int r;
+
+        r = ag_read_small_file(fd, name, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        errno = 0;
+        v = strtoll(buf, &end, 10);
+        if (errno != 0 || end == buf || (*end && *end != '\n'))
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* "key value" lines, as in cpu.stat. */
+static int read_keyed(int fd, const char *file, const char *key, long long *ret) {
+        char buf[4096];
+        size_t n = strlen(key);
+        int r;
+
+        r = ag_read_small_file(fd, file, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+                if (strncmp(p, key, n) == 0 && p[n] == ' ') {
+                        char *end;
+                        errno = 0;
+                        long long v = strtoll(p + n + 1, &end, 10);
+                        if (errno != 0 || end == p + n + 1)
+                                return -EINVAL;
+                        *ret = v;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+static void read_values(Ctx *c, int fd, AgStatusNode *n) {
+        long long v, p;
+        char buf[128];
+
+        n->weight = n->shares = -1;
+        n->quota_us = -2;
+        n->period_us = 0;
+        n->idle = -1;
+        n->cpu_usec = -1;
+
+        if (c->h->version == 2) {
+                if (read_ll(fd, "cpu.weight", &v) >= 0)
+                        n->weight = (long) v;
+                if (ag_read_small_file(fd, "cpu.max", buf, sizeof buf) >= 0) {
+                        char *sp = strchr(buf, ' ');
+                        if (sp) {
+                                *sp = 0;
+                                p = strtoll(sp + 1, NULL, 10);
+                                n->period_us = p > 0 ? (unsigned long) p : 0;
+                                n->quota_us = strcmp(buf, "max") == 0 ? -1 : strtoll(buf, NULL, 10);
+                        }
+                }
+                if (read_keyed(fd, "cpu.stat", "usage_usec", &v) >= 0)
+                        n->cpu_usec = v;
+        } else {
+                if (read_ll(fd, "cpu.shares", &v) >= 0) {
+                        n->shares = (long) v;
+                        n->weight = (long) (v * 100 / 1024);
+                }
+                if (read_ll(fd, "cpu.cfs_quota_us", &v) >= 0 && read_ll(fd, "cpu.cfs_period_us", &p) >= 0) {
+                        n->quota_us = v < 0 ? -1 : v;
+                        n->period_us = p > 0 ? (unsigned long) p : 0;
+                }
+                if (c->acct_here) {
+                        if (read_ll(fd, "cpuacct.usage", &v) >= 0)
+                                n->cpu_usec = v / 1000;
+                } else if (c->acct_fd >= 0) {
+                        _cleanup_close_ int afd = -1;
+                        if (ag_cg_open_path(c->acct_fd, n->path, &afd) >= 0 && read_ll(afd, "cpuacct.usage", &v) >= 0)
+                                n->cpu_usec = v / 1000;
+                }
+                if (n->cpu_usec < 0 && read_keyed(fd, "cpu.stat", "usage_usec", &v) >= 0)
+                        n->cpu_usec = v;
+        }
+        if (read_ll(fd, "cpu.idle", &v) >= 0)
+                n->idle = v != 0;
+        n->procs = ag_cg_count_procs(fd);
+        if (n->procs < 0)
+                n->procs = -1;
+}
+
+static void node_free(AgStatusNode *n) {
+        if (!n)
+                return;
+        for (size_t i = 0; i < n->n_children; i++)
+                node_free(n->children[i]);
+        free(n->children);
+        free(n->name);
+        free(n->path);
+        free(n->user_name);
+        free(n);
+}
+
+AgStatus *ag_status_free(AgStatus *s) {
+        if (!s)
+                return NULL;
+        node_free(s->tree);
+        free(s->mount);
+        free(s->root);
+        free(s);
+        return NULL;
+}
+
+static int cmp_names(const void *a, const void *b) {
+        return strverscmp(*(char *const *) a, *(char *const *) b);
+}
+
+static int node_new(Ctx *c, const char *parent_path, const char *name, unsigned depth, AgStatusNode **ret) {
+        AgStatusNode *n;
+
+        if (c->n_nodes >= AG_STATUS_MAX_NODES)
+                return -E2BIG;
+        n = calloc(1, sizeof *n);
+        if (!n)
+                return -ENOMEM;
+        n->depth = depth;
+        n->name = strdup(name);
+        if (!n->name || asprintf(&n->path, "%s/%s", parent_path, name) < 0) {
+                n->path = NULL;
+                node_free(n);
+                return -ENOMEM;
+        }
+        c->n_nodes++;
+        *ret = n;
+        return 0;
+}
+
+static void free_names(char **names, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
+/* Reads the subdirectory names of fd, sorted. */
+static int list_dirs(int fd, char ***ret, size_t *ret_n, bool *ret_truncated) {
+        char **names = NULL;
+        size_t n = 0, allocated = 0;
+        bool truncated = false;
+        struct dirent *de;
+        DIR *d;
+        int r;
+
+        r = ag_opendir_dup(fd, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (n >= AG_STATUS_MAX_NODES) {
+                        truncated = true;
+                        break;
+                }
+                if (n == allocated) {
+                        size_t na = allocated ? allocated * 2 : 16;
+                        char **p = realloc(names, na * sizeof *p);
+                        if (!p) {
+                                closedir(d);
+                                free_names(names, n);
+                                return -ENOMEM;
+                        }
+                        names = p;
+                        allocated = na;
+                }
+                names[n] = strdup(de->d_name);
+                if (!names[n]) {
+                        closedir(d);
+                        free_names(names, n);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        closedir(d);
+        if (n > 0)
+                qsort(names, n, sizeof *names, cmp_names);
+        *ret = names;
+        *ret_n = n;
+        *ret_truncated = truncated;
+        return 0;
+}
+
+static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
+        char **names = NULL;
+        size_t n_names = 0;
+        bool truncated = false;
+        int r;
+
+        read_values(c, fd, n);
+        if (n->depth >= AG_STATUS_MAX_DEPTH) {
+                n->truncated = true;
+                return 0;
+        }
+        r = list_dirs(fd, &names, &n_names, &truncated);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        n->truncated = truncated;
+        if (n_names > 0) {
+                n->children = calloc(n_names, sizeof *n->children);
+                if (!n->children) {
+                        free_names(names, n_names);
+                        return -ENOMEM;
+                }
+        }
+        for (size_t i = 0; i < n_names; i++) {
+                _cleanup_close_ int cfd = -1;
+                AgStatusNode *child;
+                uid_t uid = 0;
+
+                if (n->depth == 0) {
+                        /* Below <root> only user groups are ours. */
+                        if (ag_user_group_parse(names[i], &uid) < 0)
+                                continue;
+                        if (only_uid != (uid_t) -1 && uid != only_uid)
+                                continue;
+                }
+                if (ag_cg_open(fd, names[i], &cfd) < 0)
+                        continue;       /* gone meanwhile, or not a plain directory */
+                r = node_new(c, n->path, names[i], n->depth + 1, &child);
+                if (r == -E2BIG) {
+                        n->truncated = true;
+                        break;
+                }
+                if (r < 0) {
+                        free_names(names, n_names);
+                        return r;
+                }
+                n->children[n->n_children++] = child;
+                if (n->depth == 0) {
+                        struct passwd *pw = getpwuid(uid);
+                        child->is_user = true;
+                        child->uid = uid;
+                        if (pw && !(child->user_name = strdup(pw->pw_name))) {
+                                free_names(names, n_names);
+                                return -ENOMEM;
+                        }
+                }
+                r = collect(c, cfd, child, only_uid);
+                if (r < 0) {
+                        free_names(names, n_names);
+                        return r;
+                }
+        }
+        free_names(names, n_names);
+        return 0;
+}
+
+int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, AgStatus **ret) {
+        _cleanup_close_ int mfd = -1, rfd = -1, afd = -1;
+        _cleanup_free_ char *acct_mount = NULL;
+        AgStatus *s;
+        Ctx c = { .h = h, .acct_fd = -1 };
+        int r;
+
+        r = ag_hierarchy_open(h, &mfd);
+        if (r < 0)
+                return r;
+        if (h->version == 1 && find_cpuacct(h, &c.acct_here, &acct_mount) >= 0 && acct_mount) {
+                afd = open(acct_mount, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                c.acct_fd = afd;
+        }
+
+        s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        s->version = h->version;
+        s->only_one_user = only_uid != (uid_t) -1;
+        s->only_uid = only_uid;
+        if (!(s->mount = strdup(h->mount)) || asprintf(&s->root, "/%s", root) < 0) {
+                s->root = NULL;
+                ag_status_free(s);
+                return -ENOMEM;
+        }
+        if (h->version == 2)
+                s->cpu_source = "cpu.stat";
+        else if (c.acct_here || c.acct_fd >= 0)
+                s->cpu_source = "cpuacct.usage";
+
+        r = ag_cg_open(mfd, root, &rfd);
+        if (r == -ENOENT) {
+                *ret = s;
+                return 0;
+        }
+        if (r < 0) {
+                ag_status_free(s);
+                return r;
+        }
+        s->tree = calloc(1, sizeof *s->tree);
+        if (!s->tree || !(s->tree->name = strdup(root)) || !(s->tree->path = strdup(s->root))) {
+                ag_status_free(s);
+                return -ENOMEM;
+        }
+        c.n_nodes = 1;
+        r = collect(&c, rfd, s->tree, only_uid);
+        if (r < 0) {
+                ag_status_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}

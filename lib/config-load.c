@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+/* Loading autogroup.conf and its drop-in directory: the safety checks on
+ * each file, reading it, and the order of the drop-ins. */
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "config-internal.h"
+#include "util.h"
+
+#define AG_FILE_SIZE_MAX (1024 * 1024)    /* larger config files are refused */
+
+#define MSG_NOT_REGULAR      "not a regular file"
+#define MSG_NOT_ROOT         "not owned by root, ignored"
+#define MSG_WORLD_WRITABLE   "world-writable, ignored"
+#define MSG_GROUP_WRITABLE   "group-writable, ignored"
+#define MSG_TOO_LARGE        "file too large, ignored"
+
+
+static void report_errno(ag_error_fn error, void *userdata, const char *file, const char *what,
+                         int err, int *n_errors) {
+        char text[256];
+
+        errno = err;
+        (void) snprintf(text, sizeof(text), "%s: %m", what);
+        ag_config_report(error, userdata, file, 0, text, n_errors);
+}
+
+/* Rule 4 of the brief: refuse what someone other than root could have written. */
+static const char *check_safe(const struct stat *st) {
+        if (st->st_uid != 0)
+                return MSG_NOT_ROOT;
+        if (st->st_mode & S_IWOTH)
+                return MSG_WORLD_WRITABLE;
+        if ((st->st_mode & S_IWGRP) && st->st_gid != 0)
+                return MSG_GROUP_WRITABLE;
+        return NULL;
+}
+
+/* Reads up to max bytes; -EFBIG when there is more. */
+static int read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t cap, len = 0;
+
+        cap = (hint < max ? hint : max) + 1;
+        buf = malloc(cap);
+        if (!buf)
+                return -ENOMEM;
+
+        for (;;) {
+                if (len == cap) {
+                        size_t ncap;
+                        char *p;
+
+                        if (cap > max)
+                                return -EFBIG;
+                        ncap = cap > (max + 1) / 2 ? max + 1 : cap * 2;
+                        p = realloc(buf, ncap);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                        cap = ncap;
+                }
+
+                ssize_t n = read(fd, buf + len, cap - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len > max)
+                        return -EFBIG;
+        }
+
+        *ret = TAKE_PTR(buf);
+        *ret_size = len;
+        return 0;
+}
+
+/* Checks and parses an open file. Returns 0 or -ENOMEM; every other problem
+ * is reported and counted. */
+static int load_fd(AgConfig *config, int fd, const char *path, unsigned flags,
+                   ag_error_fn error, void *userdata, int *n_errors) {
+        _cleanup_free_ char *buf = NULL;
+        const char *msg;
+        struct stat st;
+        size_t size;
+        int r;
+
+        if (fstat(fd, &st) < 0) {
+                report_errno(error, userdata, path, "cannot stat", errno, n_errors);
+                return 0;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                ag_config_report(error, userdata, path, 0, MSG_NOT_REGULAR, n_errors);
+                return 0;
+        }
+        if (!(flags & AG_CONFIG_TRUST_ANY_OWNER)) {
+                msg = check_safe(&st);
+                if (msg) {
+                        ag_config_report(error, userdata, path, 0, msg, n_errors);
+                        return 0;
+                }
+        }
+        if (st.st_size < 0 || st.st_size > AG_FILE_SIZE_MAX) {
+                ag_config_report(error, userdata, path, 0, MSG_TOO_LARGE, n_errors);
+                return 0;
+        }
+
+        r = read_all(fd, (size_t) st.st_size, AG_FILE_SIZE_MAX, &buf, &size);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -EFBIG) {
+                ag_config_report(error, userdata, path, 0, MSG_TOO_LARGE, n_errors);
+                return 0;
+        }
+        if (r < 0) {
+                report_errno(error, userdata, path, "cannot read", -r, n_errors);
+                return 0;
+        }
+
+        r = ag_config_parse_buffer(config, path, buf, size, error, userdata);
+        if (r < 0)
+                return r;
+        *n_errors = r > INT_MAX - *n_errors ? INT_MAX : *n_errors + r;
+        return 0;
+}
+
+/* O_NONBLOCK: a FIFO named like a config file must not hang a login; it is
+ * then refused as not a regular file. */
+#define CONF_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+
+static int cmp_strp(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static bool is_dropin_name(const char *name) {
+        size_t n = strlen(name);
+
+        return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".conf") == 0;
+}
+
+static void strv_free_n(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+static void closedirp(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
+
+static int load_dropins(AgConfig *config, const char *dir, unsigned flags,
+                        ag_error_fn error, void *userdata, int *n_errors) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_close_ int dfd = -1;
+        char **names = NULL;
+        size_t n_names = 0;
+        struct dirent *de;
+        struct stat st;
+        int r = 0;
+
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+        if (dfd < 0) {
+                if (errno != ENOENT)
+                        report_errno(error, userdata, dir, "cannot open", errno, n_errors);
+                return 0;
+        }
+        if (fstat(dfd, &st) < 0) {
+                report_errno(error, userdata, dir, "cannot stat", errno, n_errors);
+                return 0;
+        }
+        if (!(flags & AG_CONFIG_TRUST_ANY_OWNER)) {
+                const char *msg = check_safe(&st);
+                if (msg) {
+                        ag_config_report(error, userdata, dir, 0, msg, n_errors);
+                        return 0;
+                }
+        }
+
+        d = fdopendir(dfd);
+        if (!d) {
+                if (errno == ENOMEM)
+                        return -ENOMEM;
+                report_errno(error, userdata, dir, "cannot open", errno, n_errors);
+                return 0;
+        }
+        dfd = -1;                       /* owned by d now */
+
+        for (;;) {
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        if (errno != 0)
+                                report_errno(error, userdata, dir, "cannot read directory", errno, n_errors);
+                        break;
+                }
+                if (!is_dropin_name(de->d_name))
+                        continue;
+
+                r = ag_config_grow((void **) &names, n_names, sizeof(char *));
+                if (r < 0)
+                        goto finish;
+                names[n_names] = strdup(de->d_name);
+                if (!names[n_names]) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                n_names++;
+        }
+
+        if (n_names > 1)
+                qsort(names, n_names, sizeof(char *), cmp_strp);
+
+        for (size_t i = 0; i < n_names; i++) {
+                _cleanup_free_ char *path = NULL;
+                _cleanup_close_ int fd = -1;
+
+                if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
+                        path = NULL;
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                fd = openat(dirfd(d), names[i], CONF_OPEN_FLAGS);
+                if (fd < 0) {
+                        report_errno(error, userdata, path, "cannot open", errno, n_errors);
+                        continue;
+                }
+                r = load_fd(config, fd, path, flags, error, userdata, n_errors);
+                if (r < 0)
+                        goto finish;
+        }
+        r = 0;
+
+finish:
+        strv_free_n(names, n_names);
+        return r;
+}
+
+int ag_config_dropin_dir(const char *path, char **ret) {
+        size_t n;
+        char *s;
+
+        if (!path || !ret)
+                return -EINVAL;
+
+        n = strlen(path);
+        if (n >= 5 && strcmp(path + n - 5, ".conf") == 0)
+                n -= 5;
+
+        s = malloc(n + 3);
+        if (!s)
+                return -ENOMEM;
+        memcpy(s, path, n);
+        memcpy(s + n, ".d", 3);
+        *ret = s;
+        return 0;
+}
+
+static void config_freep(AgConfig **c) {
+        ag_config_free(*c);
+}
+
+int ag_config_load(const char *path, unsigned flags, ag_error_fn error, void *userdata, AgConfig **ret) {
+        _cleanup_(config_freep) AgConfig *config = NULL;
+        int n_errors = 0, r;
+
+        if (!path || !ret)
+                return -EINVAL;
+
+        config = calloc(1, sizeof(AgConfig));
+        if (!config)
+                return -ENOMEM;
+
+        {
+                _cleanup_close_ int fd = open(path, CONF_OPEN_FLAGS);
+                if (fd < 0) {
+                        if (errno != ENOENT)
+                                report_errno(error, userdata, path, "cannot open", errno, &n_errors);
+                } else {
+                        r = load_fd(config, fd, path, flags, error, userdata, &n_errors);
+                        if (r < 0)
+                                return r;
+                }
+        }
+
+        if (!(flags & AG_CONFIG_NO_DROPINS)) {
+                _cleanup_free_ char *dir = NULL;
+
+                r = ag_config_dropin_dir(path, &dir);
+                if (r < 0)
+                        return r;
+                r = load_dropins(config, dir, flags, error, userdata, &n_errors);
+                if (r < 0)
+                        return r;
+        }
+
+        *ret = TAKE_PTR(config);
+        return n_errors;
+}

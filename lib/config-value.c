@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+/* The value syntax of autogroup.conf: domains, item names and item values. */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* Quoted includes search this file's directory first, so this is lib/config.h
+ * and never the autoconf header at the top of the build tree. */
+#include "config.h"
+#include "config-internal.h"
+
+#define STRINGIFY_IMPL(x) #x
+#define STRINGIFY(x) STRINGIFY_IMPL(x)
+
+#define MSG_DOMAIN_CHAR      "invalid character in domain"
+#define MSG_GROUP_EMPTY      "empty group name"
+#define MSG_NAME_TOO_LONG    "name too long"
+#define MSG_RANGE            "invalid uid range"
+#define MSG_RANGE_UID        "uid out of range"
+#define MSG_RANGE_ORDER      "uid range min greater than max"
+#define MSG_WEIGHT           "invalid weight (expected " STRINGIFY(AG_WEIGHT_MIN) ".." STRINGIFY(AG_WEIGHT_MAX) ")"
+#define MSG_MAX              "invalid max (expected N% with N " "1.." STRINGIFY(AG_MAX_PCT_MAX) ", or none)"
+#define MSG_SESSIONS         "invalid sessions (expected yes or no)"
+#define MSG_IDLE             "invalid idle (expected yes or no)"
+
+static const char *const item_table[_AG_ITEM_MAX] = {
+        [AG_ITEM_WEIGHT]   = "weight",
+        [AG_ITEM_MAX]      = "max",
+        [AG_ITEM_SESSIONS] = "sessions",
+        [AG_ITEM_IDLE]     = "idle",
+};
+
+static const char *const domain_kind_table[_AG_DOMAIN_KIND_MAX] = {
+        [AG_DOMAIN_ALL]   = "*",
+        [AG_DOMAIN_RANGE] = "range",
+        [AG_DOMAIN_GROUP] = "group",
+        [AG_DOMAIN_USER]  = "user",
+};
+
+const char *ag_item_to_string(AgItem item) {
+        if ((unsigned) item >= _AG_ITEM_MAX)
+                return NULL;
+        return item_table[item];
+}
+
+const char *ag_domain_kind_to_string(AgDomainKind kind) {
+        if ((unsigned) kind >= _AG_DOMAIN_KIND_MAX)
+                return NULL;
+        return domain_kind_table[kind];
+}
+
+static bool field_eq(const Field *f, const char *s) {
+        size_t n = strlen(s);
+        return f->n == n && memcmp(f->p, s, n) == 0;
+}
+
+/* Strict decimal: digits only, at least one, no sign, no blanks. */
+static int parse_decimal(const char *p, size_t n, unsigned long long max, unsigned long long *ret) {
+        unsigned long long v = 0;
+        bool too_big = false;
+
+        if (n == 0)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                if (p[i] < '0' || p[i] > '9')
+                        return -EINVAL;
+                unsigned d = (unsigned) (p[i] - '0');
+                if (too_big || v > (max - d) / 10)
+                        too_big = true;
+                else
+                        v = v * 10 + d;
+        }
+        if (too_big)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+static const char *check_name(const char *p, size_t n) {
+        if (n >= AG_NAME_MAX)
+                return MSG_NAME_TOO_LONG;
+        if (p[0] == '@' || memchr(p, ':', n))
+                return MSG_DOMAIN_CHAR;
+        return NULL;
+}
+
+/* Fills kind, uid_min, uid_max and sets *ret_name to the part to copy as the
+ * name (n == 0 for none). Allocates nothing. */
+const char *ag_config_parse_domain(const Field *f, AgRule *rule, Field *ret_name) {
+        const char *msg;
+
+        for (size_t i = 0; i < f->n; i++) {
+                unsigned char c = (unsigned char) f->p[i];
+                if (c < 0x21 || c >= 0x7f)
+                        return MSG_DOMAIN_CHAR;
+        }
+
+        *ret_name = (Field) {};
+        rule->uid_min = rule->uid_max = 0;
+
+        if (field_eq(f, "*")) {
+                rule->kind = AG_DOMAIN_ALL;
+                return NULL;
+        }
+
+        if (f->p[0] == '@') {
+                Field name = { f->p + 1, f->n - 1 };
+                if (name.n == 0)
+                        return MSG_GROUP_EMPTY;
+                msg = check_name(name.p, name.n);
+                if (msg)
+                        return msg;
+                rule->kind = AG_DOMAIN_GROUP;
+                *ret_name = name;
+                return NULL;
+        }
+
+        const char *colon = memchr(f->p, ':', f->n);
+        if (colon) {
+                size_t lo_n = (size_t) (colon - f->p), hi_n = f->n - lo_n - 1;
+                unsigned long long lo = 0, hi = AG_UID_VALID_MAX;
+                int r;
+
+                if (lo_n == 0 && hi_n == 0)
+                        return MSG_RANGE;
+                if (lo_n > 0) {
+                        r = parse_decimal(f->p, lo_n, AG_UID_VALID_MAX, &lo);
+                        if (r < 0)
+                                return r == -ERANGE ? MSG_RANGE_UID : MSG_RANGE;
+                }
+                if (hi_n > 0) {
+                        r = parse_decimal(colon + 1, hi_n, AG_UID_VALID_MAX, &hi);
+                        if (r < 0)
+                                return r == -ERANGE ? MSG_RANGE_UID : MSG_RANGE;
+                }
+                if (lo > hi)
+                        return MSG_RANGE_ORDER;
+                rule->kind = AG_DOMAIN_RANGE;
+                rule->uid_min = (uid_t) lo;
+                rule->uid_max = (uid_t) hi;
+                return NULL;
+        }
+
+        msg = check_name(f->p, f->n);
+        if (msg)
+                return msg;
+        rule->kind = AG_DOMAIN_USER;
+        *ret_name = *f;
+        return NULL;
+}
+
+int ag_config_parse_item(const Field *f, AgItem *ret) {
+        for (AgItem i = 0; i < _AG_ITEM_MAX; i++)
+                if (field_eq(f, item_table[i])) {
+                        *ret = i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
+        unsigned long long v;
+
+        switch (item) {
+        case AG_ITEM_WEIGHT:
+                if (parse_decimal(f->p, f->n, AG_WEIGHT_MAX, &v) < 0 || v < AG_WEIGHT_MIN)
+                        return MSG_WEIGHT;
+                *ret = (long) v;
+                return NULL;
+
+        case AG_ITEM_MAX:
+                if (field_eq(f, "none")) {
+                        *ret = AG_MAX_NONE;
+                        return NULL;
+                }
+                if (f->n < 2 || f->p[f->n - 1] != '%' ||
+                    parse_decimal(f->p, f->n - 1, AG_MAX_PCT_MAX, &v) < 0 || v < 1)
+                        return MSG_MAX;
+                *ret = (long) v;
+                return NULL;
+
+        case AG_ITEM_SESSIONS:
+        case AG_ITEM_IDLE:
+                if (field_eq(f, "yes"))
+                        *ret = 1;
+                else if (field_eq(f, "no"))
+                        *ret = 0;
+                else
+                        return item == AG_ITEM_SESSIONS ? MSG_SESSIONS : MSG_IDLE;
+                return NULL;
+
+        default:
+                return MSG_UNKNOWN_ITEM;
+        }
+}
