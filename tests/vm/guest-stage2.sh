@@ -1,12 +1,11 @@
 #!/bin/bash
-# Stage 2 init of the guest: PID 1 inside the overlay of the host root (the
-# host's bash). Mounts a pure cgroup v2 hierarchy at /sys/fs/cgroup with every
-# available controller (cpu included) enabled for the children of the root,
-# runs the command in the root cgroup, stores its exit status in $VM_OUT/rc
+# Stage 2 init of the minimal guest: PID 1 inside the overlay of the host root
+# (the host's bash). Mounts a pure cgroup v2 hierarchy at /sys/fs/cgroup with
+# every available controller (cpu included) enabled for the children of the
+# root, runs the command in the root cgroup (vm_guest_run, tests/vmlib/guest-run.sh)
 # and powers off.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-VM_OUT=$(dirname "$0")
-. "$VM_OUT/vm.conf"
+. "$(dirname "$0")/guest-run.sh"
 
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts 2>/dev/null \
     || { mkdir -p /dev/pts && mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts; }
@@ -26,15 +25,7 @@ done
 hostname vmguest
 ip link set lo up 2>/dev/null
 
-echo "=== VM-READY uptime=$(cut -d' ' -f1 /proc/uptime)s kernel=$(uname -r)" \
-     "nproc=$(nproc) cgroup2=[$(cat /sys/fs/cgroup/cgroup.subtree_control)]"
-cd "${VM_CWD:-/}" 2>/dev/null || cd /
-set +e
-bash "$VM_OUT/cmd.sh" < /dev/null 2>&1 | tee "$VM_OUT/output.log"
-rc=${PIPESTATUS[0]}
-echo "$rc" > "$VM_OUT/rc"
-echo "=== VM-DONE rc=$rc uptime=$(cut -d' ' -f1 /proc/uptime)s"
-sync
+vm_guest_run "nproc=$(nproc) cgroup2=[$(cat /sys/fs/cgroup/cgroup.subtree_control)]"
 /bin/busybox poweroff -f 2>/dev/null
 echo o > /proc/sysrq-trigger
 sleep 10

@@ -1,9 +1,17 @@
 #!/bin/busybox sh
-# Stage 1 init of the systemd guest (copied from the project's QEMU recipe,
-# full flavour): loads the virtio/9p/overlay modules, mounts the debootstrapped
-# Debian 12 root (9p tag "hostroot", read-only) under a tmpfs overlay (every
-# boot starts pristine), mounts the run directory and the shares at the same
-# paths as on the host, then switch_root's into systemd ($VM_INIT).
+# shellcheck shell=dash
+# Stage 1 init of both guests (/init of the initramfs vm_build_boot builds):
+# - loads the virtio/9p/overlay modules
+# - mounts the flavour's root (9p tag "hostroot", read-only: the host's own
+#   root for tests/vm, the debootstrapped Debian for tests/systemd) as the
+#   lower layer of an overlay with a tmpfs upper layer, so the guest sees a
+#   writable copy and every write (useradd, /etc/pam.d, ...) vanishes at
+#   power-off
+# - mounts fresh tmpfs /tmp and /var/tmp, the run directory (9p tag "vmout",
+#   read-write) at the same path as on the host, and the shares listed in
+#   vm.conf; writes the run directory's path to /etc/vm-out
+# - switch_root's into $VM_INIT (systemd), or without one into the host's
+#   bash running the run directory's stage2.sh
 /bin/busybox --install -s /bin
 export PATH=/bin
 mount -t proc proc /proc
@@ -43,6 +51,6 @@ mount --move /proc /newroot/proc
 mount --move /sys /newroot/sys
 mount --move /dev /newroot/dev
 if [ -n "${VM_INIT:-}" ]; then
-    exec switch_root /newroot $VM_INIT      # full flavour: systemd
+    exec switch_root /newroot $VM_INIT
 fi
 exec switch_root /newroot /bin/bash "$VM_OUT/stage2.sh"

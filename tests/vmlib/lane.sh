@@ -1,0 +1,117 @@
+# tests/vmlib/lane.sh: the make-check side of a guest lane (tests/vm/test-guest.sh,
+# tests/systemd/test-systemd-guest.sh). Source it from the lane's entry script,
+# which then calls, in this order:
+#   lane_init NAME FLAVOUR_DIR   sets src, build (abs_top_srcdir/abs_top_builddir),
+#                                sources the flavour's vm-common.sh; skips unless root
+#   lane_skip / lane_fail WHY    for its own preconditions
+#   lane_start                   results directory, build or reuse the guest
+#   lane_share DIR...            the host trees the guest must see
+#   lane_run TIMEOUT TEST [VAR=VALUE]...   boots the guest, runs TEST as root there
+#   lane_report                  prints and exits
+# What the lane prints: the guest's console "VM-READY" line, the guest test's
+# own lines, the timings, and last the test's "N passed, N failed, N skipped".
+# When the guest cannot be had (missing tools, no kernel download, no space,
+# the build fails, the guest does not boot) it says why and reports itself
+# skipped (exit 77); it never reports a pass it did not run. Exit status:
+# 0 when the test passed, 77 when it skipped, 1 otherwise.
+# shellcheck shell=bash
+
+lane_skip() {
+    echo "# $LANE_NAME skipped: $*"
+    echo "0 passed, 0 failed, 1 skipped"
+    exit 77
+}
+lane_fail() {
+    echo "not ok - $LANE_NAME: $*"
+    echo "0 passed, 1 failed, 0 skipped"
+    exit 1
+}
+lane_now_ms() { echo $(($(date +%s%N) / 1000000)); }
+lane_secs() { printf '%d.%01d' $(($1 / 1000)) $(($1 % 1000 / 100)); }
+
+lane_init() {
+    LANE_NAME=$1 LANE_DIR=$2
+    src=${abs_top_srcdir:-$(cd "$LANE_DIR/../.." && pwd)}
+    build=${abs_top_builddir:-$src}
+    export VMCACHE=${VMCACHE:-/var/tmp/autogroup-vm}
+    # shellcheck source=/dev/null
+    . "$LANE_DIR/vm-common.sh"
+    LANE_SHARES=()
+    [ "$(id -u)" = 0 ] || lane_skip "needs root (qemu's 9p passthrough, users in the guest)"
+}
+
+# A results directory (shared read-write with the guest, removed at exit),
+# then the flavour's vm-build.sh.
+lane_start() {
+    mkdir -p "$VMCACHE/runs" 2>/dev/null || lane_skip "cannot create $VMCACHE"
+    R=$(mktemp -d "$VMCACHE/runs/res.XXXXXX") || lane_skip "cannot create a results directory in $VMCACHE (no space?)"
+    chmod 755 "$R"
+    trap 'rm -rf "$R"' EXIT
+    LANE_T0=$(lane_now_ms)
+    nice -n 19 bash "$LANE_DIR/vm-build.sh" >"$R/build.log" 2>&1
+    local rc=$?
+    LANE_T1=$(lane_now_ms)
+    sed 's/^/# build: /' "$R/build.log" | tail -n 15
+    [ "$rc" = 0 ] || lane_skip "cannot build the guest (vm-build.sh status $rc: $(tail -n1 "$R/build.log"))"
+    echo "# guest: kernel $(cat "$VM_BOOT/KVER" 2>/dev/null), build/reuse $(lane_secs $((LANE_T1 - LANE_T0))) s"
+}
+
+# Share DIRs read-only where the guest would not see them otherwise: every
+# one when the guest's root is its own (systemd), those below /tmp or
+# /var/tmp (hidden under the guest's tmpfs) when it is the host's.
+lane_share() {
+    local d
+    for d in "$@"; do
+        d=$(realpath "$d")
+        case $d in
+        /run|/run/*) lane_skip "cannot share $d into the guest (below /run)";;
+        /tmp|/tmp/*|/var/tmp|/var/tmp/*) ;;
+        *) [ "$VM_ROOTFS" = / ] && continue;;
+        esac
+        case " ${LANE_SHARES[*]:-} " in *" $d "*) ;; *) LANE_SHARES+=(--ro "$d");; esac
+    done
+}
+
+# lane_run TIMEOUT TEST [VAR=VALUE]...: the guest's command is TEST with
+# abs_top_srcdir, abs_top_builddir and the VARs, run from the results
+# directory, its output and status kept there, so a guest that dies midway
+# still leaves what it printed.
+lane_run() {
+    LANE_TIMEOUT=$1; local test=$2; shift 2
+    (cd "$R" && bash "$LANE_DIR/vm-run.sh" -t "$LANE_TIMEOUT" ${LANE_SHARES[@]+"${LANE_SHARES[@]}"} --rw "$R" -- \
+        env abs_top_srcdir="$src" abs_top_builddir="$build" "$@" \
+        bash -c 'bash "$1" >"$2/guest.log" 2>&1; echo $? >"$2/rc"' _ "$test" "$R") \
+        >"$R/console.log" 2>&1
+    LANE_VRC=$?
+    LANE_T2=$(lane_now_ms)
+}
+
+lane_report() {
+    local ready summary='^[0-9]+ passed, [0-9]+ failed' why p f rc line
+    ready=$(grep -m1 '^=== VM-READY' "$R/console.log")
+    if [ -z "$ready" ]; then
+        sed 's/^/# console: /' "$R/console.log" | tail -n 20
+        lane_skip "the guest did not boot (vm-run.sh status $LANE_VRC)"
+    fi
+    echo "# ${ready#=== }"
+    # everything the guest test printed except a closing summary line
+    [ -f "$R/guest.log" ] && sed -E "\$ { /$summary/d }" "$R/guest.log"
+    echo "# guest: boot + test $(lane_secs $((LANE_T2 - LANE_T1))) s, lane total $(lane_secs $((LANE_T2 - LANE_T0))) s"
+    if [ ! -f "$R/rc" ]; then
+        sed 's/^/# console: /' "$R/console.log" | grep -v '^# console: \(ok\|not ok\|#\)' | tail -n 20
+        why="the guest test did not finish (vm-run.sh status $LANE_VRC$([ "$LANE_VRC" = 124 ] && echo ": timeout after ${LANE_TIMEOUT} s"))"
+        echo "not ok - $LANE_NAME: $why"
+        p=$(grep -c '^ok - ' "$R/guest.log" 2>/dev/null); f=$(grep -c '^not ok - ' "$R/guest.log" 2>/dev/null)
+        echo "${p:-0} passed, $((${f:-0} + 1)) failed, 0 skipped"
+        exit 1
+    fi
+    rc=$(cat "$R/rc")
+    line=$(grep -E "$summary" "$R/guest.log" | tail -n1)
+    [ -n "$line" ] || lane_fail "the guest test printed no summary (status $rc)"
+    echo "$line"
+    # shellcheck disable=SC2086
+    set -- $line
+    if [ "$rc" = 0 ] && [ "$3" = 0 ]; then exit 0; fi
+    if [ "$rc" = 77 ] && [ "$3" = 0 ]; then exit 77; fi
+    exit 1
+}
