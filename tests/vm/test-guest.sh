@@ -5,7 +5,7 @@
 # /var/tmp/autogroup-vm), boots it under TCG with a pure cgroup2 hierarchy
 # with the cpu controller enabled at the root and the host root shared
 # read-only (so the module, agdrv and tests/lib.sh built here run unchanged),
-# and runs tests/guest/test-v2.sh inside as root.
+# and runs tests/guest/test-v2.sh (and the other scripts of GUEST_TESTS) inside as root.
 #
 # Output: the guest test's own ok/not ok lines, ending with its
 # "N passed, N failed, N skipped" line; exit status: the guest test's.
@@ -35,7 +35,8 @@ secs() { printf '%d.%01d' $(($1 / 1000)) $(($1 % 1000 / 100)); }
 
 [ "$(id -u)" = 0 ] || skip_lane "needs root (qemu's 9p passthrough of the host root, users in the guest)"
 # The products of the build are not optional: their absence is a failure.
-for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$src/tests/lib.sh" "$src/tests/guest/test-v2.sh"; do
+for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$src/tests/lib.sh" "$src/tests/guest/test-v2.sh" \
+        "$src/tests/guest/test-latency.sh" "$build/tests/host/schedattr"; do
         [ -e "$f" ] || fail_lane "missing $f"
 done
 missing=$(. "$VMDIR/vm-common.sh" && vm_missing_tools)
@@ -70,9 +71,22 @@ done
 # directory (shared read-write), so a guest that dies midway still leaves
 # what it printed.
 timeout=${VM_TIMEOUT:-900}
+# Every script of GUEST_TESTS runs in the same boot, one after the other; their
+# counts add up to one summary line (each script's own becomes a comment).
+GUEST_TESTS=("$src/tests/guest/test-v2.sh")
+GUEST_TESTS+=("$src/tests/guest/test-latency.sh")      # latency classes (issue 11)
 nice -n 19 bash "$VMDIR/vm-run.sh" -t "$timeout" ${shares[@]+"${shares[@]}"} --rw "$R" -- \
         env abs_top_srcdir="$src" abs_top_builddir="$build" AG_MODULE="$module" \
-        bash -c 'bash "$1" >"$2/guest.log" 2>&1; echo $? >"$2/rc"' _ "$src/tests/guest/test-v2.sh" "$R" \
+        bash -c 'r=$1; shift; p=0 f=0 s=0 rc=77
+                for t; do
+                        bash "$t" >"$r/one.log" 2>&1; c=$?
+                        l=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$r/one.log" | tail -n1)
+                        sed -E "/^[0-9]+ passed, [0-9]+ failed/ s/^/# $(basename "$t"): /" "$r/one.log" >>"$r/guest.log"
+                        set -- $l; p=$((p + ${1:-0})); f=$((f + ${3:-0})); s=$((s + ${5:-0}))
+                        if [ -z "$l" ] || { [ "$c" != 0 ] && [ "$c" != 77 ]; }; then rc=1; [ -n "$l" ] || f=$((f + 1)); fi
+                        [ "$c" = 0 ] && [ "$rc" = 77 ] && rc=0
+                done
+                echo "$p passed, $f failed, $s skipped" >>"$r/guest.log"; echo $rc >"$r/rc"' _ "$R" "${GUEST_TESTS[@]}" \
         >"$R/console.log" 2>&1
 vrc=$?
 t2=$(now_ms)
