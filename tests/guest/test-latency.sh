@@ -59,27 +59,29 @@ fi
 check_eq "class 0: SCHED_BATCH applies with or without slices" 3 "$(attr "$PID_b" policy)"
 
 echo "# 2. autogroup run / set as the user (cgroup v2)"
-in_a() { as_user "$UA" "echo \$\$ > $CG2$S_A/login/cgroup.procs && $*"; }
+# in_a CMD: CMD as user A inside a fresh session of A (v2: a process can only
+# be moved below the common ancestor it already sits in, so it starts there)
+in_a() { "$AGDRV" --pam "$T" agtest "$UA" open run-user "$*" close 2>&1 | grep -v '^open=\|^close=\|^run-user: failed'; \
+        return "${PIPESTATUS[0]}"; }
 out=$(in_a "$AG run --weight 300 --latency audio -- sh -c 'L=\$(sed -n s/^0:://p /proc/self/cgroup); echo leaf=\$L; cat $CG2\$L/cpu.weight'" 2>&1); rc=$?
 check_eq "run: exit 0" 0 "$rc"
-check "run: CMD in a run-* leaf of the session" grep -q "^leaf=$S_A/run-[0-9]*\$" <<<"$out"
+check "run: CMD in a run-* leaf of the session" grep -q "^leaf=/$ROOT/user-$(id -u "$UA")/[^/]*/run-[0-9]*\$" <<<"$out"
 check "run --weight 300: the leaf's cpu.weight reads back 300" grep -qx 300 <<<"$out"
 if [ "$slices" = no ]; then
         check "run --latency on a kernel without slices: one note" grep -q "note: latency class audio: the kernel has no custom slices" <<<"$out"
 fi
 out=$(in_a "$AG run --idle -- sh -c 'cat $CG2\$(sed -n s/^0:://p /proc/self/cgroup)/cpu.idle'" 2>&1)
 check "run --idle: cpu.idle 1 in the leaf" grep -qx 1 <<<"$out"
-check_eq "run removes its leaves afterwards" "" "$(ls -d "$CG2$S_A"/run-* 2>/dev/null)"
-W_U=$(cat "$CG2$(dirname "$S_A")/cpu.weight"); W_S=$(cat "$CG2$S_A/cpu.weight"); W_L=$(cat "$CG2$S_A/login/cpu.weight")
-out=$(in_a "$AG set --weight 10000 login" 2>&1); rc=$?
-check_eq "set --weight on login/ (root's cpu.weight): refused" 1 "$rc"
-in_a "$AG set --weight 5 .." >/dev/null 2>&1; rc=$?
-check_eq "set on '..': refused (usage)" 2 "$rc"
-out=$(in_a "$AG set --weight 10000 $PID_b" 2>&1); rc=$?
-check_eq "set on another user's session process: refused" 1 "$rc"
-in_a "$AG run --weight 10000 -- sh -c 'echo 10000 > $CG2$S_A/cpu.weight; echo 10000 > $CG2$S_A/login/cpu.weight; echo 10000 > $CG2$(dirname "$S_A")/cpu.weight'" >/dev/null 2>&1
-check_eq "user group, session and login/ weights unchanged" "$W_U $W_S $W_L" \
-        "$(cat "$CG2$(dirname "$S_A")/cpu.weight") $(cat "$CG2$S_A/cpu.weight") $(cat "$CG2$S_A/login/cpu.weight")"
+out=$(in_a "$AG set --weight 10000 login; echo rc=\$?; cat $CG2\$(sed -n s/^0:://p /proc/self/cgroup)/cpu.weight" 2>&1)
+check "set --weight on login/ (root's cpu.weight): refused, unchanged" grep -qz "rc=1.100" <<<"$(echo $out | tr ' ' '.')"
+out=$(in_a "$AG set --weight 5 ..; echo rc=\$?" 2>&1)
+check "set on '..': refused (usage)" grep -q "^rc=2" <<<"$out"
+out=$(in_a "$AG set --weight 10000 $PID_b; echo rc=\$?" 2>&1)
+check "set on another user's session process: refused" grep -q "^rc=1" <<<"$out"
+out=$(in_a "$AG run --weight 10000 -- sh -c 'L=\$(sed -n s/^0:://p /proc/self/cgroup); S=\${L%/*}; U=\${S%/*}
+        for g in $CG2\$S $CG2\$S/login $CG2\$U; do echo 10000 > \$g/cpu.weight; done 2>/dev/null
+        echo weights \$(cat $CG2\$U/cpu.weight $CG2\$S/cpu.weight $CG2\$S/login/cpu.weight)'" 2>&1)
+check_eq "from a run leaf: user group, session and login/ weights unchanged" "weights 200 100 100" "$(grep '^weights' <<<"$out")"
 
 echo "# 3. cleanup"
 touch "$T/a.go" "$T/b.go"; wait "$PID_a" "$PID_b" 2>/dev/null
