@@ -7,6 +7,8 @@
  *   autogroup check [FILE]
  *   autogroup explain [--conf FILE] USER
  *   autogroup [--root NAME] gc
+ *   autogroup [--root NAME] run [--latency CLASS] [--weight W] [--idle] -- CMD [ARGS...]
+ *   autogroup [--root NAME] set [--latency CLASS] [--weight W] [--idle yes|no] PID|LEAF
  *
  * No setuid bit: "enter" works inside the subtree the module delegated to the
  * user, and the kernel's file permissions are the only authority. */
@@ -30,6 +32,7 @@
 #include "cgroup.h"
 #include "check.h"
 #include "enter.h"
+#include "run.h"
 #include "status.h"
 #include "session.h"
 #include "util.h"
@@ -57,6 +60,11 @@ static void usage(FILE *f) {
               "  check [FILE]                    validate the configuration and its drop-ins\n"
               "  explain [--conf FILE] USER      which line set each item for USER\n"
               "  gc                              (root) remove empty groups\n"
+              "  run [--latency CLASS] [--weight W] [--idle] [--verbose] -- CMD [ARGS...]\n"
+              "                                  run CMD in a leaf of its own inside your session\n"
+              "  set [--latency CLASS] [--weight W] [--idle yes|no] [--verbose] PID|LEAF\n"
+              "                                  change a running process or a leaf of your session\n"
+              "                                  CLASS: 0|batch 1|normal 2|interactive 3|audio\n"
               "\n"
               "Options:\n"
               "  --root NAME        the subtree below the cpu hierarchy root (default " AG_ROOT_DEFAULT ")\n"
@@ -332,6 +340,117 @@ static int verb_gc(const Args *a) {
         return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
 
+/* ---- run, set (latency classes, issue 11) ---- */
+
+/* Parses the options run and set share; returns the index of the first
+ * argument that is not one, or -1 after a message. */
+static int parse_run_options(const char *verb, int argc, char **argv, AgRunOptions *o) {
+        int i;
+
+        *o = (AgRunOptions) { .latency = AG_LATENCY_DEFAULT, .idle = -1 };
+        for (i = 0; i < argc; i++) {
+                const char *s = argv[i], *v = NULL;
+                unsigned long w;
+
+                if (strcmp(s, "--") == 0)
+                        return i + 1;
+                if (s[0] != '-')
+                        return i;
+                if (strcmp(s, "--latency") == 0 || strcmp(s, "--weight") == 0 ||
+                    (strcmp(s, "--idle") == 0 && strcmp(verb, "set") == 0)) {
+                        if (i + 1 >= argc) {
+                                fprintf(stderr, "autogroup %s: %s needs a value\n", verb, s);
+                                return -1;
+                        }
+                        v = argv[++i];
+                } else if (strncmp(s, "--latency=", 10) == 0 || strncmp(s, "--weight=", 9) == 0 ||
+                           strncmp(s, "--idle=", 7) == 0)
+                        v = strchr(s, '=') + 1;
+
+                if (strncmp(s, "--latency", 9) == 0 && v) {
+                        if (ag_latency_from_string(v, &o->latency) < 0) {
+                                fprintf(stderr, "autogroup %s: invalid latency class '%s' "
+                                                "(0|batch, 1|normal, 2|interactive, 3|audio)\n", verb, v);
+                                return -1;
+                        }
+                        o->set_latency = true;
+                } else if (strncmp(s, "--weight", 8) == 0 && v) {
+                        if (ag_safe_atoul(v, AG_WEIGHT_MAX, &w) < 0 || w < AG_WEIGHT_MIN) {
+                                fprintf(stderr, "autogroup %s: invalid weight '%s' (1..10000)\n", verb, v);
+                                return -1;
+                        }
+                        o->weight = (unsigned) w;
+                } else if (strcmp(s, "--idle") == 0 && !v)
+                        o->idle = 1;
+                else if (strncmp(s, "--idle", 6) == 0 && v) {
+                        if (strcmp(v, "yes") == 0)
+                                o->idle = 1;
+                        else if (strcmp(v, "no") == 0)
+                                o->idle = 0;
+                        else {
+                                fprintf(stderr, "autogroup %s: invalid --idle '%s' (yes or no)\n", verb, v);
+                                return -1;
+                        }
+                } else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0)
+                        o->verbose = true;
+                else {
+                        fprintf(stderr, "autogroup %s: unknown option '%s'\n", verb, s);
+                        return -1;
+                }
+        }
+        return i;
+}
+
+static int verb_run(const Args *a) {
+        AgHierarchy *h = NULL;
+        AgRunOptions o;
+        int i, r;
+
+        i = parse_run_options("run", a->argc, a->argv, &o);
+        if (i < 0)
+                return EXIT_USAGE;
+        if (i >= a->argc) {
+                fprintf(stderr, "autogroup run: which command? (autogroup run [OPTIONS] -- CMD [ARGS...])\n");
+                return EXIT_USAGE;
+        }
+        r = find_hierarchy(a, &h);
+        if (r < 0) {
+                fprintf(stderr, "autogroup run: %s: %s\n", a->hierarchy ? a->hierarchy : "cgroup hierarchy",
+                        hierarchy_error(a, r));
+                return EXIT_FAILURE;
+        }
+        r = ag_run(h, a->root, &o, a->argv + i);
+        ag_hierarchy_free(h);
+        return r;
+}
+
+static int verb_set(const Args *a) {
+        AgHierarchy *h = NULL;
+        AgRunOptions o;
+        int i, r;
+
+        i = parse_run_options("set", a->argc, a->argv, &o);
+        if (i < 0)
+                return EXIT_USAGE;
+        if (i != a->argc - 1) {
+                fprintf(stderr, "autogroup set: one PID or LEAF expected\n");
+                return EXIT_USAGE;
+        }
+        if (!o.set_latency && o.weight == 0 && o.idle < 0) {
+                fprintf(stderr, "autogroup set: nothing to change (--latency, --weight or --idle)\n");
+                return EXIT_USAGE;
+        }
+        r = find_hierarchy(a, &h);
+        if (r < 0) {
+                fprintf(stderr, "autogroup set: %s: %s\n", a->hierarchy ? a->hierarchy : "cgroup hierarchy",
+                        hierarchy_error(a, r));
+                return EXIT_FAILURE;
+        }
+        r = ag_set(h, a->root, &o, a->argv[i]);
+        ag_hierarchy_free(h);
+        return r;
+}
+
 /* ---- main ---- */
 
 /* Pulls the global options out of argv, wherever they are, and finds the verb. */
@@ -345,6 +464,12 @@ static int parse_args(int argc, char **argv, Args *a) {
         for (int i = 1; i < argc; i++) {
                 const char *s = argv[i];
 
+                if (a->verb && strcmp(s, "--") == 0) {
+                        /* the rest is the verb's (run: the command line) */
+                        for (; i < argc; i++)
+                                a->argv[n++] = argv[i];
+                        break;
+                }
                 if (strcmp(s, "--root") == 0 || strcmp(s, "--hierarchy") == 0) {
                         if (i + 1 >= argc) {
                                 fprintf(stderr, "autogroup: %s needs a value\n", s);
@@ -399,6 +524,10 @@ int main(int argc, char **argv) {
                 r = verb_explain(&a);
         else if (strcmp(a.verb, "gc") == 0)
                 r = verb_gc(&a);
+        else if (strcmp(a.verb, "run") == 0)
+                r = verb_run(&a);
+        else if (strcmp(a.verb, "set") == 0)
+                r = verb_set(&a);
         else if (strcmp(a.verb, "help") == 0) {
                 usage(stdout);
                 r = 0;

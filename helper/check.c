@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "latency.h"
 #include "util.h"
 
 static void print_error(void *userdata, const char *file, unsigned line, const char *message) {
@@ -37,6 +38,9 @@ void ag_item_value_format(AgItem item, long value, char *buf, size_t size) {
                         snprintf(buf, size, "none");
                 else
                         snprintf(buf, size, "%ld%%", value);
+                break;
+        case AG_ITEM_LATENCY:           /* latency classes (issue 11) */
+                snprintf(buf, size, "%s", ag_latency_to_string((AgLatency) value) ?: "?");
                 break;
         default:
                 snprintf(buf, size, "%s", value ? "yes" : "no");
@@ -181,6 +185,7 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                 case AG_ITEM_WEIGHT: v = (long) p.weight; break;
                 case AG_ITEM_MAX: v = p.max_pct; break;
                 case AG_ITEM_SESSIONS: v = p.sessions; break;
+                case AG_ITEM_LATENCY: v = (long) p.latency; break;
                 default: v = p.idle; break;
                 }
                 ag_item_value_format(item, v, value, sizeof value);
@@ -191,6 +196,12 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                 } else
                         fprintf(out, "%-9s %-6s default\n", ag_item_to_string(item), value);
         }
+        /* latency classes (issue 11) */
+        char sched[96];
+        ag_latency_describe(p.latency, sched, sizeof sched);
+        fprintf(out, "scheduler: latency class %d (%s): %s, nice kept%s\n", (int) p.latency,
+                ag_latency_to_string(p.latency), sched,
+                p.latency == AG_LATENCY_NORMAL ? ", nothing changed at login" : "");
 
         if (!p.sessions)
                 fprintf(out, "layout: one group for the user (sessions no), no session level\n");

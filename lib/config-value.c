@@ -27,12 +27,24 @@
 #define MSG_MAX              "invalid max (expected N% with N " "1.." STRINGIFY(AG_MAX_PCT_MAX) ", or none)"
 #define MSG_SESSIONS         "invalid sessions (expected yes or no)"
 #define MSG_IDLE             "invalid idle (expected yes or no)"
+/* latency classes (issue 11) */
+#define MSG_LATENCY          "invalid latency (expected 0|batch, 1|normal, 2|interactive or 3|audio)"
 
 static const char *const item_table[_AG_ITEM_MAX] = {
         [AG_ITEM_WEIGHT]   = "weight",
         [AG_ITEM_MAX]      = "max",
         [AG_ITEM_SESSIONS] = "sessions",
         [AG_ITEM_IDLE]     = "idle",
+        /* latency classes (issue 11) */
+        [AG_ITEM_LATENCY]  = "latency",
+};
+
+/* latency classes (issue 11) */
+static const char *const latency_table[_AG_LATENCY_MAX] = {
+        [AG_LATENCY_BATCH]       = "batch",
+        [AG_LATENCY_NORMAL]      = "normal",
+        [AG_LATENCY_INTERACTIVE] = "interactive",
+        [AG_LATENCY_AUDIO]       = "audio",
 };
 
 static const char *const domain_kind_table[_AG_DOMAIN_KIND_MAX] = {
@@ -57,6 +69,30 @@ const char *ag_domain_kind_to_string(AgDomainKind kind) {
 static bool field_eq(const Field *f, const char *s) {
         size_t n = strlen(s);
         return f->n == n && memcmp(f->p, s, n) == 0;
+}
+
+/* latency classes (issue 11): a number 0..3 (one digit) or a name */
+static int latency_from_field(const Field *f, AgLatency *ret) {
+        for (AgLatency l = 0; l < _AG_LATENCY_MAX; l++)
+                if (field_eq(f, latency_table[l]) || (f->n == 1 && f->p[0] == (char) ('0' + l))) {
+                        *ret = l;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+const char *ag_latency_to_string(AgLatency l) {
+        if ((unsigned) l >= _AG_LATENCY_MAX)
+                return NULL;
+        return latency_table[l];
+}
+
+int ag_latency_from_string(const char *s, AgLatency *ret) {
+        Field f = { s, s ? strlen(s) : 0 };
+
+        if (!s)
+                return -EINVAL;
+        return latency_from_field(&f, ret);
 }
 
 /* Strict decimal: digits only, at least one, no sign, no blanks. */
@@ -193,6 +229,15 @@ const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
                 else
                         return item == AG_ITEM_SESSIONS ? MSG_SESSIONS : MSG_IDLE;
                 return NULL;
+
+        /* latency classes (issue 11) */
+        case AG_ITEM_LATENCY: {
+                AgLatency l;
+                if (latency_from_field(f, &l) < 0)
+                        return MSG_LATENCY;
+                *ret = (long) l;
+                return NULL;
+        }
 
         default:
                 return MSG_UNKNOWN_ITEM;

@@ -7,6 +7,7 @@
  *     <domain> <item> <value>
  * domain: user name | @group | min:max uid range (either end open) | *
  * item:   weight (1..10000) | max (N% or none) | sessions (yes|no) | idle (yes|no)
+ *         | latency (0|batch, 1|normal, 2|interactive, 3|audio)
  *
  * Malformed lines are reported through the error callback (file, line,
  * message) and skipped; the rest of the file still applies. */
@@ -35,17 +36,36 @@ typedef enum AgItem {
         AG_ITEM_MAX,
         AG_ITEM_SESSIONS,
         AG_ITEM_IDLE,
+        /* latency classes (issue 11) */
+        AG_ITEM_LATENCY,
         _AG_ITEM_MAX,
 } AgItem;
 
 #define AG_MAX_NONE (-1L)              /* value of "max none" */
+
+/* latency classes (issue 11): the values of the item "latency" (lib/latency.h
+ * maps them to scheduler attributes) */
+typedef enum AgLatency {
+        AG_LATENCY_BATCH,              /* 0: latency-insensitive */
+        AG_LATENCY_NORMAL,             /* 1: the kernel's default (the default) */
+        AG_LATENCY_INTERACTIVE,        /* 2 */
+        AG_LATENCY_AUDIO,              /* 3 */
+        _AG_LATENCY_MAX,
+} AgLatency;
+#define AG_LATENCY_DEFAULT AG_LATENCY_NORMAL
+
+/* "batch", "normal", "interactive", "audio"; NULL out of range. */
+const char *ag_latency_to_string(AgLatency l);
+/* A class number (0..3) or name; -EINVAL for anything else. */
+int ag_latency_from_string(const char *s, AgLatency *ret);
 
 typedef struct AgRule {
         AgDomainKind kind;
         char *name;                    /* user or group name (without '@'); NULL otherwise */
         uid_t uid_min, uid_max;        /* AG_DOMAIN_RANGE; open ends are 0 / (uid_t)-1 - 1 */
         AgItem item;
-        long value;                    /* weight; max in percent or AG_MAX_NONE; 0/1 for booleans */
+        long value;                    /* weight; max in percent or AG_MAX_NONE; 0/1 for booleans;
+                                        * an AgLatency for latency */
         const char *file;              /* points into AgConfig.files, valid as long as the config */
         unsigned line;
 } AgRule;

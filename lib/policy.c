@@ -15,6 +15,7 @@ void ag_policy_init(AgPolicy *ret) {
                 .max_pct = AG_MAX_NONE,
                 .sessions = true,
                 .idle = false,
+                .latency = AG_LATENCY_DEFAULT,  /* latency classes (issue 11) */
         };
 }
 
@@ -96,6 +97,9 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
                 p.sessions = best[AG_ITEM_SESSIONS]->value != 0;
         if (best[AG_ITEM_IDLE])
                 p.idle = best[AG_ITEM_IDLE]->value != 0;
+        /* latency classes (issue 11) */
+        if (best[AG_ITEM_LATENCY] && (unsigned long) best[AG_ITEM_LATENCY]->value < _AG_LATENCY_MAX)
+                p.latency = (AgLatency) best[AG_ITEM_LATENCY]->value;
         for (size_t i = 0; i < _AG_ITEM_MAX; i++)
                 p.source[i] = best[i];
 

@@ -14,6 +14,8 @@ typedef struct AgPolicy {
         bool sessions;                 /* default true */
         bool idle;                     /* default false */
         const AgRule *source[_AG_ITEM_MAX];
+        /* latency classes (issue 11) */
+        AgLatency latency;             /* default AG_LATENCY_NORMAL */
 } AgPolicy;
 
 /* Answers whether the user is a member of group (primary or supplementary).

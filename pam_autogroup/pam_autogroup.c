@@ -29,6 +29,7 @@
 
 #include "../lib/config.h"
 #include "../lib/cgroup.h"
+#include "../lib/latency.h"
 #include "../lib/policy.h"
 #include "../lib/session.h"
 #include "pam-systemd.h"
@@ -205,6 +206,27 @@ static void on_removed(void *userdata, const char *path) {
         audit_record(c->pamh, c->ctl, "autogroup-remove", c->user, c->uid, path);
 }
 
+/* latency classes (issue 11): the class goes to the calling thread, the one
+ * that forks the login, so every process of the login inherits it. It needs
+ * no cgroup, so it applies in every mode; class normal changes nothing. A
+ * failure is one log line and never fails the session. */
+static void apply_latency(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, AgLatency l) {
+        AgLatencyResult res;
+        char what[96];
+        int r;
+
+        if (l == AG_LATENCY_NORMAL)
+                return;
+        ag_latency_describe(l, what, sizeof what);
+        r = ag_latency_apply(0, l, &res);
+        if (r < 0)
+                pam_syslog(pamh, LOG_WARNING, "cannot set latency class %s (%s) for %s: %s",
+                           ag_latency_to_string(l), what, user, strerror(-r));
+        else if (ctl->flags & PAM_DEBUG_ARG)
+                pam_syslog(pamh, LOG_DEBUG, "latency class %s (%s) for %s: %s", ag_latency_to_string(l), what,
+                           user, ag_latency_result_to_string(res));
+}
+
 int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
         struct module_ctl ctl;
         const char *user = NULL, *what = NULL;
@@ -241,6 +263,8 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 pam_syslog(pamh, LOG_DEBUG, "policy for %s: weight %u, max %ld%s, sessions %s, idle %s", user,
                            policy.weight, policy.max_pct, policy.max_pct < 0 ? " (none)" : "%",
                            policy.sessions ? "yes" : "no", policy.idle ? "yes" : "no");
+
+        apply_latency(pamh, &ctl, user, policy.latency);       /* latency classes (issue 11) */
 
         /* systemd hosts: the policy goes to systemd, nothing into cgroupfs */
         r = ag_pam_systemd_open(pamh, ctl.mode, ctl.flags & PAM_DEBUG_ARG, user, pw->pw_uid, &policy);
@@ -294,6 +318,10 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         if (pam_putenv(pamh, env) != PAM_SUCCESS)
                 pam_syslog(pamh, LOG_WARNING, "cannot set %s", ENV_NAME);
 
+        /* latency classes (issue 11): a kernel without cpu.idle (before 5.15) */
+        if ((ctl.flags & PAM_DEBUG_ARG) && policy.idle && ag_kernel_has_cpu_idle(h, s->path) == 0)
+                pam_syslog(pamh, LOG_DEBUG, "the kernel has no cpu.idle (Linux 5.15 or later needed): idle yes "
+                           "not applied, the rest of the policy is");
         audit_record(pamh, &ctl, s->name ? "autogroup-session-create" : "autogroup-user-join", user, pw->pw_uid,
                      s->path);
         if (ctl.flags & PAM_DEBUG_ARG)

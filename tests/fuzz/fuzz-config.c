@@ -98,6 +98,10 @@ static void check_rule(const AgConfig *c, const AgRule *r) {
         case AG_ITEM_MAX:
                 CHECK(r->value == AG_MAX_NONE || (r->value >= 1 && r->value <= AG_MAX_PCT_MAX));
                 break;
+        case AG_ITEM_LATENCY:           /* latency classes (issue 11) */
+                CHECK(r->value >= 0 && r->value < _AG_LATENCY_MAX);
+                CHECK(ag_latency_to_string((AgLatency) r->value));
+                break;
         default:
                 CHECK(r->value == 0 || r->value == 1);
         }
@@ -110,6 +114,7 @@ static void check_policy(const AgConfig *c, const AgPolicy *p) {
 
         CHECK(p->weight >= AG_WEIGHT_MIN && p->weight <= AG_WEIGHT_MAX);
         CHECK(p->max_pct == AG_MAX_NONE || (p->max_pct >= 1 && p->max_pct <= AG_MAX_PCT_MAX));
+        CHECK((unsigned) p->latency < _AG_LATENCY_MAX);
         for (size_t i = 0; i < _AG_ITEM_MAX; i++)
                 if (p->source[i]) {
                         check_rule(c, p->source[i]);
@@ -223,7 +228,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         {
                 AgPolicy d;
                 ag_policy_resolve(NULL, "x", 0, in_group, NULL, &d);
-                CHECK(d.weight == AG_WEIGHT_DEFAULT && d.max_pct == AG_MAX_NONE && d.sessions && !d.idle);
+                CHECK(d.weight == AG_WEIGHT_DEFAULT && d.max_pct == AG_MAX_NONE && d.sessions && !d.idle &&
+                      d.latency == AG_LATENCY_DEFAULT);
         }
 
         ag_config_free(c);

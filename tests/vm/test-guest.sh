@@ -4,24 +4,31 @@
 # and a busybox initramfs, cached in $VMCACHE, default /var/tmp/autogroup-vm),
 # boots it under TCG with a pure cgroup2 hierarchy with the cpu controller
 # enabled at the root and the host root shared read-only (so the module,
-# agdrv and tests/lib.sh built here run unchanged), and runs
-# tests/guest/test-v2.sh inside as root.
+# agdrv and tests/lib.sh built here run unchanged), and runs the guest test
+# scripts of GUEST_TESTS inside as root, one after another in the same boot
+# (tests/guest/run-all.sh adds up their counts).
 #
-# Output and exit status: see tests/vmlib/lane.sh (the guest test's lines and
-# its "N passed, N failed, N skipped" line; 77 with the reason when the guest
+# Output and exit status: see tests/vmlib/lane.sh (the guest tests' lines and
+# one "N passed, N failed, N skipped" line; 77 with the reason when the guest
 # cannot be had). Missing build products are a failure.
 # env: VMCACHE, VM_TIMEOUT (seconds, default 900), VM_ACCEL (see tests/vmlib/common.sh)
 set -u
 . "$(dirname "$0")/../vmlib/lane.sh"
 lane_init "guest lane" "$(cd "$(dirname "$0")" && pwd)"
 module=${AG_MODULE:-$build/pam_autogroup/.libs/pam_autogroup.so}
+
+# The guest tests, one line each.
+GUEST_TESTS=("$src/tests/guest/test-v2.sh")
+GUEST_TESTS+=("$src/tests/guest/test-latency.sh")      # latency classes (issue 11)
+
 # The products of the build are not optional: their absence is a failure.
-for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$src/tests/lib.sh" "$src/tests/guest/test-v2.sh"; do
+for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$build/tests/host/schedattr" \
+        "$src/tests/lib.sh" "$src/tests/guest/run-all.sh" "${GUEST_TESTS[@]}"; do
         [ -e "$f" ] || lane_fail "missing $f"
 done
 lane_start
 # The guest hides the host's /tmp and /var/tmp under its own tmpfs: trees from
 # there are shared explicitly (distcheck builds below /tmp).
 lane_share "$src" "$build" "$(dirname "$module")"
-lane_run "${VM_TIMEOUT:-900}" "$src/tests/guest/test-v2.sh" AG_MODULE="$module"
+lane_run "${VM_TIMEOUT:-900}" "$src/tests/guest/run-all.sh" AG_MODULE="$module" -- "${GUEST_TESTS[@]}"
 lane_report

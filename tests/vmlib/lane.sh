@@ -6,7 +6,7 @@
 #   lane_skip / lane_fail WHY    for its own preconditions
 #   lane_start                   results directory, build or reuse the guest
 #   lane_share DIR...            the host trees the guest must see
-#   lane_run TIMEOUT TEST [VAR=VALUE]...   boots the guest, runs TEST as root there
+#   lane_run TIMEOUT TEST [VAR=VALUE]... [-- ARG...]   boots the guest, runs TEST as root there
 #   lane_report                  prints and exits
 # What the lane prints: the guest's console "VM-READY" line, the guest test's
 # own lines, the timings, and last the test's "N passed, N failed, N skipped".
@@ -72,15 +72,18 @@ lane_share() {
     done
 }
 
-# lane_run TIMEOUT TEST [VAR=VALUE]...: the guest's command is TEST with
-# abs_top_srcdir, abs_top_builddir and the VARs, run from the results
-# directory, its output and status kept there, so a guest that dies midway
-# still leaves what it printed.
+# lane_run TIMEOUT TEST [VAR=VALUE]... [-- ARG...]: the guest's command is
+# TEST ARG... with abs_top_srcdir, abs_top_builddir and the VARs, run from the
+# results directory, its output and status kept there, so a guest that dies
+# midway still leaves what it printed.
 lane_run() {
     LANE_TIMEOUT=$1; local test=$2; shift 2
+    local vars=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
     (cd "$R" && bash "$LANE_DIR/vm-run.sh" -t "$LANE_TIMEOUT" ${LANE_SHARES[@]+"${LANE_SHARES[@]}"} --rw "$R" -- \
-        env abs_top_srcdir="$src" abs_top_builddir="$build" "$@" \
-        bash -c 'bash "$1" >"$2/guest.log" 2>&1; echo $? >"$2/rc"' _ "$test" "$R") \
+        env abs_top_srcdir="$src" abs_top_builddir="$build" ${vars[@]+"${vars[@]}"} \
+        bash -c 't=$1 r=$2; shift 2; bash "$t" "$@" >"$r/guest.log" 2>&1; echo $? >"$r/rc"' _ "$test" "$R" "$@") \
         >"$R/console.log" 2>&1
     LANE_VRC=$?
     LANE_T2=$(lane_now_ms)

@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+/* Latency classes (issue 11): "autogroup run" and "autogroup set". See run.h. */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "enter.h"
+#include "policy.h"
+#include "run.h"
+#include "session.h"
+#include "util.h"
+
+#define LEAF_ATTEMPTS 16
+#define MAX_LEAF_PROCS 4096
+
+int ag_run_open_session(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
+                        char **ret_path, char **ret_rest, const char **ret_what) {
+        _cleanup_close_ int mfd = -1, rfd = -1, ufd = -1, sfd = -1;
+        _cleanup_free_ char *path = NULL, *spath = NULL, *rest_copy = NULL;
+        char ugroup[64], *session, *rest;
+        struct stat st;
+        int r;
+
+        *ret_what = "find the session";
+        if (!h->has_cpu)
+                return -ENOENT;
+        r = ag_cg_pid_path(h, pid, &path);
+        if (r < 0)
+                return r;
+        if (ag_enter_parse_path(path, root, uid, &session, &rest) < 0)
+                return -ENOENT;
+        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
+        if (r < 0)
+                return r;
+        r = ag_hierarchy_open(h, &mfd);
+        if (r >= 0)
+                r = ag_cg_open(mfd, root, &rfd);
+        if (r >= 0)
+                r = ag_cg_open(rfd, ugroup, &ufd);
+        if (r >= 0)
+                r = ag_cg_open(ufd, session, &sfd);
+        if (r < 0)
+                return r == -ELOOP || r == -ENOTDIR ? -ENOENT : r;
+        /* What the module makes: the user group root's, the session the user's. */
+        if (fstat(ufd, &st) < 0 || st.st_uid != 0 || fstat(sfd, &st) < 0 || st.st_uid != uid)
+                return -ENOENT;
+        if (asprintf(&spath, "/%s/%s/%s", root, ugroup, session) < 0) {
+                spath = NULL;
+                *ret_what = "allocate memory";
+                return -ENOMEM;
+        }
+        rest_copy = strdup(rest);
+        if (!rest_copy) {
+                *ret_what = "allocate memory";
+                return -ENOMEM;
+        }
+        *ret_sfd = take_fd(&sfd);
+        *ret_path = TAKE_PTR(spath);
+        *ret_rest = TAKE_PTR(rest_copy);
+        return 0;
+}
+
+int ag_run_leaf_apply(const AgHierarchy *h, int lfd, const AgRunOptions *o, bool *ret_idle_missing) {
+        bool idle_missing = false;
+        char buf[32];
+        int r;
+
+        /* The kernel refuses a weight change on an idle group: clear idle
+         * first, set it last. */
+        if (o->idle == 0) {
+                r = ag_write_file(lfd, "cpu.idle", "0");
+                if (r == -ENOENT)
+                        idle_missing = true;
+                else if (r < 0)
+                        return r;
+        }
+        if (o->weight > 0) {
+                unsigned long w = h->version == 2 ? o->weight : ag_weight_to_shares(o->weight);
+
+                snprintf(buf, sizeof buf, "%lu", w);
+                r = ag_write_file(lfd, h->version == 2 ? "cpu.weight" : "cpu.shares", buf);
+                if (r < 0)
+                        return r;
+        }
+        if (o->idle == 1) {
+                r = ag_write_file(lfd, "cpu.idle", "1");
+                if (r == -ENOENT)
+                        idle_missing = true;
+                else if (r < 0)
+                        return r;
+        }
+        if (ret_idle_missing)
+                *ret_idle_missing = idle_missing;
+        return 0;
+}
+
+static void note_idle_missing(const char *verb) {
+        fprintf(stderr, "autogroup %s: note: the kernel has no cpu.idle (Linux 5.15 or later needed): "
+                        "idle not set, the rest applies\n", verb);
+}
+
+static void note_latency(const char *verb, AgLatency l, AgLatencyResult res) {
+        if (res != AG_LATENCY_APPLIED)
+                fprintf(stderr, "autogroup %s: note: latency class %s: %s\n", verb, ag_latency_to_string(l),
+                        ag_latency_result_to_string(res));
+}
+
+static const char *session_error(int r) {
+        return r == -ENOENT ? "not inside one of your pam_autogroup sessions" : strerror(-r);
+}
+
+/* Removes empty "run-*" leaves of commands that ended without their run
+ * removing them (killed), looking at no more than AG_RUN_SWEEP_MAX entries. */
+static void sweep_stale(int sfd) {
+        struct dirent *de;
+        unsigned seen = 0;
+        DIR *d;
+
+        if (ag_opendir_dup(sfd, &d) < 0)
+                return;
+        while ((de = readdir(d)) && seen++ < AG_RUN_SWEEP_MAX)
+                if (de->d_type == DT_DIR && strncmp(de->d_name, AG_RUN_LEAF_PREFIX, strlen(AG_RUN_LEAF_PREFIX)) == 0)
+                        (void) unlinkat(sfd, de->d_name, AT_REMOVEDIR);   /* only an empty group goes */
+        closedir(d);
+}
+
+/* What the child reports through the pipe when it cannot start CMD. */
+typedef struct ChildError {
+        int step;                      /* 0 move, 1 latency, 2 exec */
+        int error;                     /* errno */
+} ChildError;
+
+static _Noreturn void child(int lfd, int errfd, const AgRunOptions *o, char **argv, const sigset_t *mask) {
+        ChildError e = { 0, 0 };
+        AgLatencyResult res = AG_LATENCY_APPLIED;
+        int r;
+
+        (void) sigprocmask(SIG_SETMASK, mask, NULL);
+        r = ag_cg_attach(lfd, getpid());
+        if (r < 0) {
+                e = (ChildError) { 0, -r };
+                goto fail;
+        }
+        safe_close(lfd);
+        if (o->set_latency) {
+                r = ag_latency_apply(0, o->latency, &res);
+                if (r < 0) {
+                        e = (ChildError) { 1, -r };
+                        goto fail;
+                }
+                note_latency("run", o->latency, res);
+        }
+        execvp(argv[0], argv);
+        e = (ChildError) { 2, errno };
+fail:
+        (void) !write(errfd, &e, sizeof e);
+        _exit(e.step == 2 ? 127 : 1);
+}
+
+/* Waits for pid, passing SIGTERM and SIGHUP on; SIGINT and SIGQUIT from the
+ * terminal reach the command by themselves (same process group), so they are
+ * only kept from ending this process first. */
+static int wait_child(pid_t pid) {
+        sigset_t set;
+        int st;
+
+        sigemptyset(&set);
+        sigaddset(&set, SIGCHLD);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGHUP);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGQUIT);
+        for (;;) {
+                pid_t w = waitpid(pid, &st, WNOHANG);
+                siginfo_t si;
+
+                if (w == pid)
+                        break;
+                if (w < 0 && errno != EINTR)
+                        return 1;
+                if (sigwaitinfo(&set, &si) < 0)
+                        continue;
+                if (si.si_signo == SIGTERM || si.si_signo == SIGHUP)
+                        (void) kill(pid, si.si_signo);
+        }
+        if (WIFEXITED(st))
+                return WEXITSTATUS(st);
+        if (WIFSIGNALED(st))
+                return 128 + WTERMSIG(st);
+        return 1;
+}
+
+int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char **argv) {
+        _cleanup_close_ int sfd = -1, lfd = -1;
+        _cleanup_free_ char *spath = NULL, *rest = NULL;
+        const char *what = NULL;
+        char leaf[64];
+        bool idle_missing = false;
+        sigset_t block, old;
+        int r, pipefd[2], status;
+        ChildError e;
+        pid_t pid;
+        ssize_t n;
+
+        r = ag_run_open_session(h, root, getpid(), getuid(), &sfd, &spath, &rest, &what);
+        if (r < 0) {
+                fprintf(stderr, "autogroup run: cannot %s: %s\n", what, session_error(r));
+                return 1;
+        }
+        sweep_stale(sfd);
+
+        for (unsigned i = 0;; i++) {
+                if (i >= LEAF_ATTEMPTS) {
+                        fprintf(stderr, "autogroup run: cannot find a free leaf name in %s\n", spath);
+                        return 1;
+                }
+                if (i == 0)
+                        snprintf(leaf, sizeof leaf, AG_RUN_LEAF_PREFIX "%" PRIiMAX, (intmax_t) getpid());
+                else
+                        snprintf(leaf, sizeof leaf, AG_RUN_LEAF_PREFIX "%" PRIiMAX "-%u", (intmax_t) getpid(), i);
+                if (mkdirat(sfd, leaf, 0755) == 0)
+                        break;
+                if (errno != EEXIST) {
+                        fprintf(stderr, "autogroup run: cannot create %s/%s: %m\n", spath, leaf);
+                        return 1;
+                }
+        }
+        r = ag_cg_open(sfd, leaf, &lfd);
+        if (r >= 0)
+                r = ag_run_leaf_apply(h, lfd, o, &idle_missing);
+        if (r < 0) {
+                fprintf(stderr, "autogroup run: cannot set up %s/%s: %s\n", spath, leaf, strerror(-r));
+                goto remove;
+        }
+        if (idle_missing)
+                note_idle_missing("run");
+        if (o->verbose)
+                fprintf(stderr, "autogroup run: %s/%s\n", spath, leaf);
+
+        if (pipe2(pipefd, O_CLOEXEC) < 0) {
+                fprintf(stderr, "autogroup run: pipe: %m\n");
+                r = -errno;
+                goto remove;
+        }
+        sigemptyset(&block);
+        sigaddset(&block, SIGCHLD);
+        sigaddset(&block, SIGTERM);
+        sigaddset(&block, SIGHUP);
+        sigaddset(&block, SIGINT);
+        sigaddset(&block, SIGQUIT);
+        (void) sigprocmask(SIG_BLOCK, &block, &old);
+        fflush(NULL);
+        pid = fork();
+        if (pid < 0) {
+                fprintf(stderr, "autogroup run: fork: %m\n");
+                r = -errno;
+                (void) sigprocmask(SIG_SETMASK, &old, NULL);
+                safe_close(pipefd[0]);
+                safe_close(pipefd[1]);
+                goto remove;
+        }
+        if (pid == 0) {
+                safe_close(pipefd[0]);
+                child(lfd, pipefd[1], o, argv, &old);
+        }
+        safe_close(pipefd[1]);
+        lfd = safe_close(lfd);
+        do
+                n = read(pipefd[0], &e, sizeof e);
+        while (n < 0 && errno == EINTR);
+        safe_close(pipefd[0]);
+        status = wait_child(pid);
+        (void) sigprocmask(SIG_SETMASK, &old, NULL);
+        if (n == (ssize_t) sizeof e) {
+                if (e.step == 2)
+                        fprintf(stderr, "autogroup run: cannot run %s: %s\n", argv[0], strerror(e.error));
+                else
+                        fprintf(stderr, "autogroup run: cannot %s %s/%s: %s\n",
+                                e.step == 0 ? "move into" : "set the latency class in", spath, leaf,
+                                strerror(e.error));
+        }
+        /* The command is done: its leaf goes once empty (background
+         * processes keep it until they end; the session's close removes it). */
+        (void) unlinkat(sfd, leaf, AT_REMOVEDIR);
+        return status;
+
+remove:
+        lfd = safe_close(lfd);
+        (void) unlinkat(sfd, leaf, AT_REMOVEDIR);
+        return 1;
+}
+
+static bool is_pid(const char *s, pid_t *ret) {
+        unsigned long v;
+
+        if (ag_safe_atoul(s, INT32_MAX, &v) < 0 || v == 0)
+                return false;
+        *ret = (pid_t) v;
+        return true;
+}
+
+/* Every process in the leaf (cgroup.procs) gets the class. */
+static int leaf_latency(int lfd, AgLatency l, unsigned *ret_n, AgLatencyResult *ret_res) {
+        _cleanup_close_ int fd = -1;
+        FILE *f;
+        unsigned long v;
+        unsigned n = 0;
+        char line[32];
+        int r = 0;
+
+        fd = openat(lfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        f = fdopen(fd, "re");
+        if (!f)
+                return negative_errno();
+        fd = -1;
+        while (n < MAX_LEAF_PROCS && fgets(line, sizeof line, f)) {
+                line[strcspn(line, "\n")] = 0;
+                if (ag_safe_atoul(line, INT32_MAX, &v) < 0 || v == 0)
+                        continue;
+                r = ag_latency_apply_process((pid_t) v, l, ret_res);
+                if (r == -ESRCH) {
+                        r = 0;
+                        continue;
+                }
+                if (r < 0)
+                        break;
+                n++;
+        }
+        fclose(f);
+        *ret_n = n;
+        return r;
+}
+
+int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const char *target) {
+        _cleanup_close_ int sfd = -1, lfd = -1;
+        _cleanup_free_ char *spath = NULL, *rest = NULL;
+        const char *what = NULL, *leaf;
+        bool idle_missing = false;
+        AgLatencyResult res = AG_LATENCY_APPLIED;
+        pid_t pid = 0;
+        int r;
+
+        bool by_pid = is_pid(target, &pid);
+        if (!by_pid && (!*target || strchr(target, '/') || strcmp(target, ".") == 0 || strcmp(target, "..") == 0)) {
+                fprintf(stderr, "autogroup set: '%s' is neither a PID nor a leaf name of your session\n", target);
+                return 2;
+        }
+        r = ag_run_open_session(h, root, by_pid ? pid : getpid(), getuid(), &sfd, &spath, &rest, &what);
+        if (r < 0) {
+                if (by_pid)
+                        fprintf(stderr, "autogroup set: process %jd is %s\n", (intmax_t) pid,
+                                r == -ENOENT ? "not inside one of your pam_autogroup sessions"
+                                             : r == -ESRCH ? "gone" : strerror(-r));
+                else
+                        fprintf(stderr, "autogroup set: cannot %s: %s\n", what, session_error(r));
+                return 1;
+        }
+        leaf = by_pid ? rest : target;
+
+        if (o->weight > 0 || o->idle >= 0) {
+                if (!*leaf) {
+                        fprintf(stderr, "autogroup set: process %jd sits in the session group %s itself, "
+                                        "whose weight is root's\n", (intmax_t) pid, spath);
+                        return 1;
+                }
+                r = by_pid ? ag_cg_open_path(sfd, leaf, &lfd) : ag_cg_open(sfd, leaf, &lfd);
+                if (r < 0) {
+                        fprintf(stderr, "autogroup set: no leaf %s in %s: %s\n", leaf, spath,
+                                r == -ELOOP || r == -ENOTDIR ? "not a group" : strerror(-r));
+                        return 1;
+                }
+                r = ag_run_leaf_apply(h, lfd, o, &idle_missing);
+                if (r < 0) {
+                        fprintf(stderr, "autogroup set: cannot change %s/%s: %s%s\n", spath, leaf, strerror(-r),
+                                r == -EACCES || r == -EPERM ? " (only leaves you made yourself are yours to change; "
+                                                              "login/ belongs to root)" : "");
+                        return 1;
+                }
+                if (idle_missing)
+                        note_idle_missing("set");
+        }
+        if (o->set_latency) {
+                unsigned n = 1;
+
+                if (by_pid)
+                        r = ag_latency_apply_process(pid, o->latency, &res);
+                else {
+                        if (lfd < 0) {
+                                r = ag_cg_open(sfd, leaf, &lfd);
+                                if (r < 0) {
+                                        fprintf(stderr, "autogroup set: no leaf %s in %s: %s\n", leaf, spath,
+                                                strerror(-r));
+                                        return 1;
+                                }
+                        }
+                        r = leaf_latency(lfd, o->latency, &n, &res);
+                }
+                if (r < 0) {
+                        fprintf(stderr, "autogroup set: cannot set latency class %s on %s: %s\n",
+                                ag_latency_to_string(o->latency), target, strerror(-r));
+                        return 1;
+                }
+                if (n > 0)
+                        note_latency("set", o->latency, res);
+        }
+        if (o->verbose)
+                fprintf(stderr, "autogroup set: %s/%s\n", spath, leaf);
+        return 0;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Latency classes (issue 11): "autogroup run" and "autogroup set".
+ *
+ *   run [--latency CLASS] [--weight W] [--idle] -- CMD [ARGS...]
+ *       makes a leaf <session>/run-<pid> of its own inside the caller's
+ *       session, gives it the weight (and cpu.idle), starts CMD in it with the
+ *       latency class, waits for it, and removes the leaf once it is empty.
+ *   set [--latency CLASS] [--weight W] [--idle yes|no] PID|LEAF
+ *       changes a running process (its class; the weight and idle flag of
+ *       the leaf it is in) or a leaf of the caller's session (every process
+ *       in it gets the class).
+ *
+ * No privilege is used: the leaves are the user's own groups inside the
+ * session the module delegated, so they can only divide the user's own share
+ * (the session and user groups above are root's). Anything outside one of
+ * the user's own sessions is refused; nothing follows a symlink. */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "latency.h"
+
+#define AG_RUN_LEAF_PREFIX "run-"
+/* Entries of the session looked at when removing stale empty run-* leaves. */
+#define AG_RUN_SWEEP_MAX 256
+
+typedef struct AgRunOptions {
+        bool set_latency;
+        AgLatency latency;
+        unsigned weight;               /* 0: leave as it is; else 1..10000 (v1: shares = weight * 1024 / 100) */
+        int idle;                      /* -1: leave; 0 or 1: cpu.idle */
+        bool verbose;
+} AgRunOptions;
+
+/* The caller's delegated session: the same lookup "autogroup enter" does
+ * (the cgroup of pid in /proc, parsed as /<root>/user-<uid>/<session>/...,
+ * the user group root's, the session uid's). Kept in one function so that a
+ * shared lookup can replace it. *ret_sfd is the session directory,
+ * *ret_path its cgroup path, *ret_rest the part of pid's path below it ("" for
+ * none). -ENOENT (with *ret_what) when pid is not in a session of uid. */
+int ag_run_open_session(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
+                        char **ret_path, char **ret_rest, const char **ret_what);
+
+/* Writes the weight and idle flag of a leaf (options left at 0/-1 are not
+ * touched). *ret_idle_missing tells that the kernel has no cpu.idle (the
+ * weight still applies). */
+int ag_run_leaf_apply(const AgHierarchy *h, int lfd, const AgRunOptions *o, bool *ret_idle_missing);
+
+/* "autogroup run": returns the exit status for the command line (the
+ * command's own, 128+N when it died of signal N, 1 or 127 when it could not
+ * be started), messages go to stderr prefixed with "autogroup run: ". */
+int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char **argv);
+
+/* "autogroup set": target is a PID or a leaf name of the caller's session.
+ * Returns the exit status. */
+int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const char *target);

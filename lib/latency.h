@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Latency classes (issue 11): Con Kolivas's four "latency nice" levels mapped
+ * to the EEVDF per-task slice of Linux 6.12+ (sched_setattr() with
+ * sched_runtime for SCHED_OTHER/SCHED_BATCH). A slice changes how soon a task
+ * runs after it wakes up, never how much CPU it gets: the weight (nice value)
+ * is kept, so a class takes nothing from anyone. No privilege is needed to
+ * set one on one's own tasks; it is inherited across fork and exec.
+ *
+ *   class            policy        sched_runtime (slice)
+ *   0 batch          SCHED_BATCH   100 ms  (the longest the kernel allows)
+ *   1 normal         SCHED_OTHER   0       (the kernel's default slice)
+ *   2 interactive    SCHED_OTHER   0.5 ms
+ *   3 audio          SCHED_OTHER   0.1 ms  (the shortest the kernel allows)
+ *
+ * Real-time, deadline and SCHED_IDLE tasks are left alone. A kernel without
+ * custom slices (before 6.12) accepts and ignores sched_runtime or refuses it
+ * with EINVAL; either way the policy part (SCHED_BATCH for class 0) still
+ * applies and the caller is told (*ret_no_slices). */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+#define AG_SLICE_BATCH_NS       100000000ULL
+#define AG_SLICE_INTERACTIVE_NS    500000ULL
+#define AG_SLICE_AUDIO_NS          100000ULL
+
+/* struct sched_attr as the kernel defines it (first version, 48 bytes):
+ * glibc before 2.41 has neither the struct nor a wrapper. */
+typedef struct AgSchedAttr {
+        uint32_t size;
+        uint32_t sched_policy;
+        uint64_t sched_flags;
+        int32_t sched_nice;
+        uint32_t sched_priority;
+        uint64_t sched_runtime;
+        uint64_t sched_deadline;
+        uint64_t sched_period;
+} AgSchedAttr;
+
+#define AG_SCHED_FLAG_RESET_ON_FORK 0x01ULL
+
+/* The policy and slice of a class. */
+int ag_latency_policy(AgLatency l);
+uint64_t ag_latency_slice_ns(AgLatency l);
+
+/* sched_getattr / sched_setattr of a thread (0: the calling thread). */
+int ag_sched_getattr(pid_t tid, AgSchedAttr *ret);
+int ag_sched_setattr(pid_t tid, const AgSchedAttr *attr);
+
+typedef enum AgLatencyResult {
+        AG_LATENCY_APPLIED,            /* policy and slice set */
+        AG_LATENCY_NO_SLICES,          /* the kernel has no custom slices: policy only */
+        AG_LATENCY_NOT_FAIR,           /* a real-time, deadline or SCHED_IDLE task: left alone */
+        _AG_LATENCY_RESULT_MAX,
+} AgLatencyResult;
+
+const char *ag_latency_result_to_string(AgLatencyResult r);
+
+/* Sets the class on one thread (0: the calling thread), keeping its nice
+ * value and its reset-on-fork flag. Returns 0 with *ret_result set, or
+ * -errno (-EPERM: not the caller's task; -ESRCH: gone). */
+int ag_latency_apply(pid_t tid, AgLatency l, AgLatencyResult *ret_result);
+
+/* The same for every thread of a process (pid > 0). *ret_result is the
+ * first thread's; a thread that ended meanwhile is skipped. */
+int ag_latency_apply_process(pid_t pid, AgLatency l, AgLatencyResult *ret_result);
+
+/* Formats a slice for people: "0.1 ms", "100 ms", "the kernel's default". */
+void ag_latency_describe(AgLatency l, char *buf, size_t size);
+
+/* Does the kernel have cpu.idle (Linux 5.15+)? Looks for the file in the
+ * cgroup at path (relative to the hierarchy, never its root: the root group
+ * has no cpu.idle), walked without following symlinks. 1 yes, 0 no, -errno. */
+#include "cgroup.h"
+int ag_kernel_has_cpu_idle(const AgHierarchy *h, const char *path);

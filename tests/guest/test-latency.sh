@@ -1,0 +1,89 @@
+#!/bin/bash
+# Latency classes (issue 11) INSIDE the guest that tests/vm/test-guest.sh boots
+# (pure cgroup2 with cpu; Debian 12's kernel 6.1, which has cpu.idle but no
+# EEVDF custom slices): the module sets the class's policy and logs one debug
+# line about the missing slices, the rest of the policy applies; "autogroup
+# run" makes a leaf with cpu.weight and cpu.idle as the unprivileged user;
+# "autogroup set" cannot raise login/ or anything above the session.
+. "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+require_root
+CG2=/sys/fs/cgroup
+if [ ! -e /etc/vm-out ] && [ "${AG_IN_GUEST:-0}" != 1 ]; then
+        echo "# runs inside the guest lane only (tests/vm/test-guest.sh); AG_IN_GUEST=1 overrides"
+        echo "0 passed, 0 failed, 1 skipped"; exit 77
+fi
+if [ "$(stat -f -c %T "$CG2" 2>/dev/null)" != cgroup2fs ] || ! grep -qw cpu "$CG2/cgroup.controllers"; then
+        echo "# $CG2 is not a cgroup2 mount with the cpu controller"
+        echo "0 passed, 0 failed, 1 skipped"; exit 77
+fi
+HELPER="$abs_top_builddir/helper/autogroup"
+SA="$abs_top_builddir/tests/host/schedattr"
+ROOT="agtest-$$"
+CG="$CG2/$ROOT"
+AG_CGROOTS="$CG"
+AG="$HELPER --root $ROOT"
+start_syslog || true
+
+add_user "${TAG}a"; add_user "${TAG}b"
+UA="${TAG}a"; UB="${TAG}b"
+CONF="$T/autogroup.conf"
+printf '%s latency audio\n%s latency batch\n%s weight 200\n' "$UA" "$UB" "$UA" >"$CONF"
+chmod 644 "$CONF"
+printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
+bg() {
+        local n="$1" u="$2"; shift 2
+        "$AGDRV" --pam "$T" agtest "$u" open env cgroup "$@" wait-file "$T/$n.go" close >"$T/$n.out" 2>&1 &
+        track_pid $!
+        eval "PID_$n=$!"
+        wait_for "$T/$n.out" '^cgroup='
+}
+val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+attr() { "$SA" "$1" 2>/dev/null | sed -n "s/.* $2=\([0-9-]*\).*/\1/p"; }
+echo "# kernel $(uname -r)"
+slices=yes
+case $(uname -r) in [0-5].*|6.[0-9].*|6.1[01].*) slices=no;; esac
+
+echo "# 1. the module: class at open, the rest of the policy"
+bg a "$UA"; bg b "$UB"
+S_A=$(val AUTOGROUP_SESSION a)
+check "session of A opened and grouped" grep -q '^open=PAM_SUCCESS' "$T/a.out"
+check_eq "the rest of the policy applies: user group cpu.weight 200" 200 "$(cat "$CG2$(dirname "$S_A")/cpu.weight")"
+if [ "$slices" = no ]; then
+        check_eq "kernel without custom slices: the opener keeps SCHED_OTHER, no slice" "0 0" \
+                "$(attr "$PID_a" policy) $(attr "$PID_a" runtime)"
+        log_has "one debug line: no custom slices" "latency class audio .* the kernel has no custom slices"
+else
+        check_eq "the opener's slice is 0.1 ms" 100000 "$(attr "$PID_a" runtime)"
+fi
+check_eq "class 0: SCHED_BATCH applies with or without slices" 3 "$(attr "$PID_b" policy)"
+
+echo "# 2. autogroup run / set as the user (cgroup v2)"
+# in_a CMD: CMD as user A inside a fresh session of A (v2: a process can only
+# be moved below the common ancestor it already sits in, so it starts there)
+in_a() { "$AGDRV" --pam "$T" agtest "$UA" open run-user "$*" close 2>&1 | grep -v '^open=\|^close=\|^run-user: failed'; \
+        return "${PIPESTATUS[0]}"; }
+out=$(in_a "$AG run --weight 300 --latency audio -- sh -c 'L=\$(sed -n s/^0:://p /proc/self/cgroup); echo leaf=\$L; cat $CG2\$L/cpu.weight'" 2>&1); rc=$?
+check_eq "run: exit 0" 0 "$rc"
+check "run: CMD in a run-* leaf of the session" grep -q "^leaf=/$ROOT/user-$(id -u "$UA")/[^/]*/run-[0-9]*\$" <<<"$out"
+check "run --weight 300: the leaf's cpu.weight reads back 300" grep -qx 300 <<<"$out"
+if [ "$slices" = no ]; then
+        check "run --latency on a kernel without slices: one note" grep -q "note: latency class audio: the kernel has no custom slices" <<<"$out"
+fi
+out=$(in_a "$AG run --idle -- sh -c 'cat $CG2\$(sed -n s/^0:://p /proc/self/cgroup)/cpu.idle'" 2>&1)
+check "run --idle: cpu.idle 1 in the leaf" grep -qx 1 <<<"$out"
+out=$(in_a "$AG set --weight 10000 login; echo rc=\$?; cat $CG2\$(sed -n s/^0:://p /proc/self/cgroup)/cpu.weight" 2>&1)
+check "set --weight on login/ (root's cpu.weight): refused, unchanged" grep -qz "rc=1.100" <<<"$(echo $out | tr ' ' '.')"
+out=$(in_a "$AG set --weight 5 ..; echo rc=\$?" 2>&1)
+check "set on '..': refused (usage)" grep -q "^rc=2" <<<"$out"
+out=$(in_a "$AG set --weight 10000 $PID_b; echo rc=\$?" 2>&1)
+check "set on another user's session process: refused" grep -q "^rc=1" <<<"$out"
+out=$(in_a "$AG run --weight 10000 -- sh -c 'L=\$(sed -n s/^0:://p /proc/self/cgroup); S=\${L%/*}; U=\${S%/*}
+        for g in $CG2\$S $CG2\$S/login $CG2\$U; do echo 10000 > \$g/cpu.weight; done 2>/dev/null
+        echo weights \$(cat $CG2\$U/cpu.weight $CG2\$S/cpu.weight $CG2\$S/login/cpu.weight)'" 2>&1)
+check_eq "from a run leaf: user group, session and login/ weights unchanged" "weights 200 100 100" "$(grep '^weights' <<<"$out")"
+
+echo "# 3. cleanup"
+touch "$T/a.go" "$T/b.go"; wait "$PID_a" "$PID_b" 2>/dev/null
+check_eq "no user group left behind" "" "$(ls -d "$CG"/user-* 2>/dev/null)"
+finish

@@ -1,0 +1,192 @@
+#!/bin/bash
+# Latency classes (issue 11) on the host (cgroup v1 cpu): the config item
+# "latency" through real libpam (agdrv --pam, pam_autogroup.so), read back with
+# sched_getattr (tests/host/schedattr) on the session's opener and the
+# processes started inside it; the nice value kept; real-time tasks left
+# alone; a kernel without custom slices (tests/host/noslice.so, LD_PRELOAD);
+# "autogroup run" and "autogroup set" as the unprivileged user, and attacks on
+# them: leaving the session, raising anything above it, other users' groups.
+. "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+require_root
+[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+HELPER="$abs_top_builddir/helper/autogroup"
+SA="$abs_top_builddir/tests/host/schedattr"
+NOSLICE="$abs_top_builddir/tests/host/.libs/noslice.so"
+for f in "$HELPER" "$SA" "$NOSLICE"; do [ -e "$f" ] || { echo "1..0 # SKIP $f not built"; exit 77; }; done
+ROOT="agtest-$$"
+CG="$CPU/$ROOT"
+AG_CGROOTS="$CG"
+AG="$HELPER --root $ROOT"
+start_syslog || true
+
+add_group "${TAG}v"
+add_user "${TAG}a"; add_user "${TAG}b"; add_user "${TAG}c" "${TAG}v"; add_user "${TAG}d"
+UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UD="${TAG}d"
+IA=$(id -u "$UA")
+CONF="$T/autogroup.conf"
+cat >"$CONF" <<CONF
+*               latency  normal
+@${TAG}v        latency  interactive
+$UA             latency  audio
+$UB             latency  0
+CONF
+chmod 644 "$CONF"
+printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
+# bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
+# (env: PRE, a command prefix for agdrv)
+bg() {
+        local n="$1" u="$2"; shift 2
+        ${PRE:-} "$AGDRV" --pam "$T" agtest "$u" open env cgroup "$@" wait-file "$T/$n.go" close >"$T/$n.out" 2>&1 &
+        track_pid $!
+        eval "PID_$n=$!"
+        wait_for "$T/$n.out" '^cgroup='
+}
+val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
+# attr PID FIELD: policy, nice or runtime as sched_getattr reports them
+attr() { "$SA" "$1" 2>/dev/null | sed -n "s/.* $2=\([0-9-]*\).*/\1/p"; }
+# a child and a grandchild of the session, started as the user: "sh" that
+# records its pid and starts "sleep"
+CHILD='echo $$ >'"$U"'/$N.sh; sleep 600 & echo $! >'"$U"'/$N.sleep; wait'
+pids_of() { wait_for "$U/$1.sleep" '^[0-9]+$'; P_SH=$(cat "$U/$1.sh"); P_SL=$(cat "$U/$1.sleep"); track_pid "$P_SH" "$P_SL"; }
+sleep 600 & P_PLAIN=$!; track_pid "$P_PLAIN"
+DEFAULT=$(attr "$P_PLAIN" runtime)      # the kernel's default slice on this machine
+echo "# kernel $(uname -r), default slice ${DEFAULT} ns"
+
+echo "# 1. check and explain know the item"
+out=$("$HELPER" check "$CONF" 2>&1); rc=$?
+check_eq "check: the config is valid" "0:$CONF: OK, 4 rules" "$rc:$(echo "$out" | tail -n1)"
+printf '* latency 4\n* latency Audio\n* latency audio\n' >"$T/bad.conf"; chmod 644 "$T/bad.conf"
+out=$("$HELPER" check "$T/bad.conf" 2>&1); rc=$?
+check "check: an invalid class is an error naming file:line" grep -q "^$T/bad.conf:1: invalid latency" <<<"$out"
+check "check: a class name is case-sensitive" grep -q "^$T/bad.conf:2: invalid latency" <<<"$out"
+check_eq "check: exit non-zero, 2 errors" "1:$T/bad.conf: 2 errors" "$rc:$(echo "$out" | tail -n1)"
+out=$("$HELPER" explain --conf "$CONF" "$UA" 2>&1)
+check "explain: latency from the user line" grep -qE "^latency +audio +from $CONF:3 \(rule text: $UA latency audio\)" <<<"$out"
+check "explain: the scheduler attributes" grep -q "^scheduler: latency class 3 (audio): SCHED_OTHER, slice 0.1 ms, nice kept" <<<"$out"
+out=$("$HELPER" explain --conf "$CONF" "$UC" 2>&1)
+check "explain: latency from the @group line" grep -qE "^latency +interactive +from $CONF:2 " <<<"$out"
+out=$("$HELPER" explain --conf "$CONF" "$UB" 2>&1)
+check "explain: class 0 is batch" grep -q "^scheduler: latency class 0 (batch): SCHED_BATCH, slice 100 ms" <<<"$out"
+
+echo "# 2. the class at open: the opener and every process started in the session"
+N=a PRE="nice -n 7" bg a "$UA" spawn-user "N=a; $CHILD"
+S_A=$(val AUTOGROUP_SESSION a)
+pids_of a
+check "session of A opened and grouped" grep -q "^cgroup=/$ROOT/user-$IA/" "$T/a.out"
+check_eq "opener (agdrv): SCHED_OTHER, slice 0.1 ms" "0 100000" "$(attr "$PID_a" policy) $(attr "$PID_a" runtime)"
+check_eq "its child (sh as the user): slice 0.1 ms" 100000 "$(attr "$P_SH" runtime)"
+check_eq "grandchild (sleep): slice 0.1 ms" 100000 "$(attr "$P_SL" runtime)"
+check_eq "nice 7 kept on the opener, child and grandchild" "7 7 7" "$(attr "$PID_a" nice) $(attr "$P_SH" nice) $(attr "$P_SL" nice)"
+log_has "debug line: class applied" "latency class audio \(SCHED_OTHER, slice 0.1 ms\) for $UA: applied"
+N=b bg b "$UB" spawn-user "N=b; $CHILD"; pids_of b
+check_eq "class 0: SCHED_BATCH with a 100 ms slice, inherited" "3 100000000 3 100000000" \
+        "$(attr "$PID_b" policy) $(attr "$PID_b" runtime) $(attr "$P_SL" policy) $(attr "$P_SL" runtime)"
+N=c bg c "$UC" spawn-user "N=c; $CHILD"; pids_of c
+check_eq "class 2 from @group: slice 0.5 ms, inherited" "500000 500000" "$(attr "$PID_c" runtime) $(attr "$P_SL" runtime)"
+N=d bg d "$UD" spawn-user "N=d; $CHILD"; pids_of d
+check_eq "class 1 (normal): nothing changed, the kernel's default" "0 $DEFAULT $DEFAULT" \
+        "$(attr "$PID_d" policy) $(attr "$PID_d" runtime) $(attr "$P_SL" runtime)"
+PRE="chrt -f 5" bg rt "$UA"
+check_eq "a SCHED_FIFO opener is left alone" 1 "$(attr "$PID_rt" policy)"
+log_has "debug line: real-time task left alone" "latency class audio .* for $UA: a real-time, deadline or SCHED_IDLE task: left alone"
+touch "$T/rt.go"
+
+echo "# 3. a kernel without custom slices: one debug line, the rest of the policy applies"
+PRE="env LD_PRELOAD=$NOSLICE AG_TEST_NOSLICE=ignore" bg ni "$UA"
+check "slice ignored by the kernel: session still grouped" grep -q "^cgroup=/$ROOT/user-$IA/" "$T/ni.out"
+check "slice ignored by the kernel: open succeeds" grep -q "^open=PAM_SUCCESS" "$T/ni.out"
+check_eq "slice ignored by the kernel: the default slice stays" "$DEFAULT" "$(attr "$PID_ni" runtime)"
+log_has "debug line: no custom slices" "latency class audio .* for $UA: the kernel has no custom slices"
+PRE="env LD_PRELOAD=$NOSLICE AG_TEST_NOSLICE=einval" bg ne "$UB"
+check "slice refused with EINVAL: open succeeds, grouped" grep -q "^cgroup=/$ROOT/user-" "$T/ne.out"
+check_eq "slice refused with EINVAL: SCHED_BATCH still applied" "3 $DEFAULT" "$(attr "$PID_ne" policy) $(attr "$PID_ne" runtime)"
+log_has "debug line: no custom slices (EINVAL)" "latency class batch .* for $UB: the kernel has no custom slices"
+touch "$T/ni.go" "$T/ne.go"
+
+echo "# 4. autogroup run and set, as the user inside the session"
+# inside A's session, from its login/ leaf (user A's shell)
+in_a() { as_user "$UA" "echo \$\$ > $CPU$S_A/login/cgroup.procs && $*"; }
+in_a "nice -n 4 $AG run --weight 300 --latency normal -- sh -c 'echo \$PPID > $U/r1.ppid; echo \$\$ > $U/r1.pid; exec sleep 600'" >"$T/r1.err" 2>&1 &
+track_pid $!; PID_r1=$!
+wait_for "$U/r1.pid" '^[0-9]+$'; R1=$(cat "$U/r1.pid"); RP=$(cat "$U/r1.ppid"); track_pid "$R1"
+L1=run-$RP
+check_eq "run: CMD in a leaf run-<pid of autogroup run> of the session" "$S_A/$L1" "$(cgof "$R1")"
+check_eq "run: the run process itself stays where it was (login/)" "$S_A/login" "$(cgof "$RP")"
+check_eq "run: the leaf is the user's" "$UA" "$(stat -c %U "$CPU$S_A/$L1")"
+check_eq "run: leaf weight 300 = cpu.shares 3072" 3072 "$(cat "$CPU$S_A/$L1/cpu.shares")"
+check_eq "run --latency normal: the kernel's default slice" "$DEFAULT" "$(attr "$R1" runtime)"
+check_eq "run: nice 4 kept" 4 "$(attr "$R1" nice)"
+in_a "$AG set --latency audio $R1" >"$T/set1.out" 2>&1
+check_eq "set --latency on a PID: slice 0.1 ms" "0:100000" "$?:$(attr "$R1" runtime)"
+in_a "$AG set --weight 50 $L1" >"$T/set2.out" 2>&1
+check_eq "set --weight on a leaf name" "0:512" "$?:$(cat "$CPU$S_A/$L1/cpu.shares")"
+in_a "$AG set --idle yes $L1" >"$T/set2.out" 2>&1
+check_eq "set --idle yes on a leaf name" "0:1" "$?:$(cat "$CPU$S_A/$L1/cpu.idle")"
+in_a "$AG set --idle no --weight 200 $R1" >"$T/set3.out" 2>&1
+check_eq "set --idle no --weight on a PID's leaf" "0:2048:0" "$?:$(cat "$CPU$S_A/$L1/cpu.shares"):$(cat "$CPU$S_A/$L1/cpu.idle")"
+in_a "$AG set --latency batch $L1" >/dev/null 2>&1
+check_eq "set --latency on a leaf: every process in it" "3 100000000" "$(attr "$R1" policy) $(attr "$R1" runtime)"
+kill "$R1"; wait "$PID_r1" 2>/dev/null
+check "run waits for CMD and removes its leaf" test ! -e "$CPU$S_A/$L1"
+out=$(in_a "nice -n 4 $AG run --latency 3 --idle -- sh -c 'cat $CPU\$(grep :cpu: /proc/self/cgroup | cut -d: -f3)/cpu.idle; $SA \$\$; exit 7'" 2>&1); rc=$?
+check_eq "run: exit status of CMD" 7 "$rc"
+check "run --idle: cpu.idle 1 in the leaf" grep -qx 1 <<<"$out"
+check "run --latency 3: the command's slice is 0.1 ms" grep -q "policy=0 nice=4 runtime=100000\$" <<<"$out"
+out=$(in_a "$AG run -- /nonexistent/cmd" 2>&1); rc=$?
+check_eq "run: a command that cannot start: 127 and a message" "127:yes" "$rc:$(grep -q 'cannot run /nonexistent/cmd' <<<"$out" && echo yes)"
+check_eq "run: no leaf left behind" "" "$(ls -d "$CPU$S_A"/run-* 2>/dev/null)"
+out=$(in_a "$AG run -- sh -c 'sleep 600 >/dev/null 2>&1 & echo \$! > $U/bgp'" 2>&1)
+BGP=$(cat "$U/bgp"); track_pid "$BGP"
+check "run: a leaf still holding a background process stays" test -d "$CPU$(cgof "$BGP")"
+kill "$BGP"; for _ in $(seq 100); do [ -d "/proc/$BGP" ] || break; sleep 0.05; done
+out=$(in_a "$AG run -- true" 2>&1)
+check_eq "run: the next run removes stale empty run-* leaves" "" "$(ls -d "$CPU$S_A"/run-* 2>/dev/null)"
+check_eq "run: root's args after -- are the command's" "--root x" "$(in_a "$AG run -- echo --root x" 2>&1)"
+
+echo "# 5. attacks: leave the session, raise anything above it, other users' groups"
+SH_U=$(cat "$CPU/$ROOT/user-$IA/cpu.shares"); SH_S=$(cat "$CPU$S_A/cpu.shares"); SH_L=$(cat "$CPU$S_A/login/cpu.shares")
+out=$(as_user "$UA" "$AG run --weight 10000 -- true" 2>&1); rc=$?
+check_eq "run outside any session (root cgroup): refused" "1:yes" "$rc:$(grep -q 'not inside one of your pam_autogroup sessions' <<<"$out" && echo yes)"
+out=$(as_user "$UA" "AUTOGROUP_SESSION=$S_A $AG run -- true" 2>&1); rc=$?
+check_eq "run: a forged AUTOGROUP_SESSION is not trusted" 1 "$rc"
+for w in 0 10001 -5 abc 1e3 ""; do
+        in_a "$AG run --weight '$w' -- true" >/dev/null 2>&1; rc=$?
+        check_eq "run --weight '$w' refused (usage)" 2 "$rc"
+done
+for t in .. . ../login /sys/fs/cgroup/cpu "run-1/../.." login/..; do
+        in_a "$AG set --weight 5 '$t'" >/dev/null 2>&1; rc=$?
+        check "set on '$t' refused" test "$rc" != 0
+done
+out=$(in_a "$AG set --weight 10000 login" 2>&1); rc=$?
+check_eq "set --weight on login/ (root's cpu files): refused" "1:yes" "$rc:$(grep -q 'login/ belongs to root' <<<"$out" && echo yes)"
+as_user "$UA" "echo \$\$ > $CPU$S_A/cgroup.procs; echo \$\$ > $U/sp.pid; exec sleep 600" & SP=$!; track_pid "$SP"
+wait_for "$U/sp.pid" '^[0-9]+$'; SPP=$(cat "$U/sp.pid"); track_pid "$SPP"
+out=$(in_a "$AG set --weight 10000 $SPP" 2>&1); rc=$?
+check_eq "set on a process in the session group itself: refused" "1:yes" "$rc:$(grep -q 'whose weight is root' <<<"$out" && echo yes)"
+out=$(in_a "$AG set --weight 10000 $PID_b" 2>&1); rc=$?
+check_eq "set on another user's session process: refused" "1:yes" "$rc:$(grep -q 'not inside one of your' <<<"$out" && echo yes)"
+in_a "$AG set --latency audio $P_PLAIN" >/dev/null 2>&1; rc=$?
+check_eq "set --latency on root's process outside: refused, unchanged" "1:$DEFAULT" "$rc:$(attr "$P_PLAIN" runtime)"
+S_B=$(val AUTOGROUP_SESSION b); LB=$(basename "$S_B")
+as_user "$UB" "mkdir $CPU$S_B/mine"
+out=$(in_a "$AG set --weight 10000 mine" 2>&1); rc=$?
+check_eq "set on a leaf name only looks in the caller's own session" "1:1024" "$rc:$(cat "$CPU$S_B/mine/cpu.shares")"
+check_not "the user cannot make a symlink in the session to follow" as_user "$UA" "ln -s $CPU$S_B $CPU$S_A/evil"
+out=$(as_user "$UA" "mkdir -p $U/fake/$ROOT && $AG --hierarchy $U/fake run --weight 10000 -- true" 2>&1); rc=$?
+check_eq "run --hierarchy on a directory the user controls: refused" 1 "$rc"
+in_a "$AG run --weight 10000 -- sh -c 'echo 262144 > $CPU$S_A/cpu.shares; echo 262144 > $CPU/$ROOT/user-$IA/cpu.shares; echo 262144 > $CPU$S_A/login/cpu.shares; echo \$\$ > $CPU$S_B/login/cgroup.procs; echo \$\$ > $CPU/cgroup.procs'" >/dev/null 2>&1
+check_eq "from inside a run leaf: user group, session and login weights unchanged" "$SH_U $SH_S $SH_L" \
+        "$(cat "$CPU/$ROOT/user-$IA/cpu.shares") $(cat "$CPU$S_A/cpu.shares") $(cat "$CPU$S_A/login/cpu.shares")"
+check_eq "no process of A moved into B's session" "" "$(cat "$CPU$S_B/login/cgroup.procs" | while read -r p; do [ "$(stat -c %U /proc/$p 2>/dev/null)" = "$UA" ] && echo "$p"; done)"
+kill "$SP" "$SPP" 2>/dev/null
+rmdir "$CPU$S_B/mine"
+
+echo "# 6. cleanup"
+for n in a b c d; do touch "$T/$n.go"; done
+for n in a b c d rt ni ne; do eval "wait \$PID_$n" 2>/dev/null; done
+for u in "$UA" "$UB" "$UC" "$UD"; do pkill -KILL -u "$u" 2>/dev/null; done; sleep 0.3
+$AG gc >/dev/null 2>&1
+check_eq "no user group left behind" "" "$(ls -d "$CG"/user-* 2>/dev/null)"
+finish

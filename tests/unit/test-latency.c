@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for latency classes (issue 11): the config item "latency"
+ * (lib/config-value.c), its resolution (lib/policy.c) and the class ->
+ * scheduler attribute mapping (lib/latency.c). The last test sets a class on
+ * the test's own thread, which needs no privilege; on a kernel without custom
+ * slices it checks the fallback instead. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "../../lib/config.h"
+#include "../../lib/latency.h"
+#include "../../lib/policy.h"
+
+#define E_LATENCY "invalid latency (expected 0|batch, 1|normal, 2|interactive or 3|audio)"
+
+static void test_names(void **state) {
+        (void) state;
+        assert_string_equal(ag_item_to_string(AG_ITEM_LATENCY), "latency");
+        assert_string_equal(ag_latency_to_string(AG_LATENCY_BATCH), "batch");
+        assert_string_equal(ag_latency_to_string(AG_LATENCY_NORMAL), "normal");
+        assert_string_equal(ag_latency_to_string(AG_LATENCY_INTERACTIVE), "interactive");
+        assert_string_equal(ag_latency_to_string(AG_LATENCY_AUDIO), "audio");
+        assert_null(ag_latency_to_string(_AG_LATENCY_MAX));
+        assert_null(ag_latency_to_string((AgLatency) -1));
+        assert_int_equal(AG_LATENCY_BATCH, 0);
+        assert_int_equal(AG_LATENCY_AUDIO, 3);
+        assert_int_equal(AG_LATENCY_DEFAULT, AG_LATENCY_NORMAL);
+}
+
+static void test_from_string(void **state) {
+        static const struct { const char *s; int want; } cases[] = {
+                { "0", 0 }, { "batch", 0 }, { "1", 1 }, { "normal", 1 },
+                { "2", 2 }, { "interactive", 2 }, { "3", 3 }, { "audio", 3 },
+                { "4", -1 }, { "-1", -1 }, { "00", -1 }, { "01", -1 }, { "+1", -1 }, { "", -1 },
+                { "Audio", -1 }, { "AUDIO", -1 }, { "audio ", -1 }, { "aud", -1 }, { "audios", -1 },
+                { "low", -1 }, { "realtime", -1 }, { "3.0", -1 }, { "9", -1 },
+        };
+        AgLatency l;
+
+        (void) state;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                l = (AgLatency) 99;
+                int r = ag_latency_from_string(cases[i].s, &l);
+                if (cases[i].want < 0) {
+                        assert_int_equal(r, -EINVAL);
+                        assert_int_equal(l, 99);        /* untouched */
+                } else {
+                        assert_int_equal(r, 0);
+                        assert_int_equal(l, cases[i].want);
+                }
+        }
+        assert_int_equal(ag_latency_from_string(NULL, &l), -EINVAL);
+}
+
+static void test_parse_line(void **state) {
+        static const struct { const char *line; AgDomainKind kind; long value; } ok[] = {
+                { "* latency 1",                AG_DOMAIN_ALL,   1 },
+                { "* latency normal",           AG_DOMAIN_ALL,   1 },
+                { "alice latency audio",        AG_DOMAIN_USER,  3 },
+                { "alice latency 3 # comment",  AG_DOMAIN_USER,  3 },
+                { "@video latency interactive", AG_DOMAIN_GROUP, 2 },
+                { "1000:1999 latency 0",        AG_DOMAIN_RANGE, 0 },
+                { "@batch\tlatency\tbatch\r",   AG_DOMAIN_GROUP, 0 },
+        };
+        static const struct { const char *line; const char *msg; } bad[] = {
+                { "alice latency 4",            E_LATENCY },
+                { "alice latency -1",           E_LATENCY },
+                { "alice latency 01",           E_LATENCY },
+                { "alice latency Audio",        E_LATENCY },
+                { "alice latency yes",          E_LATENCY },
+                { "alice latency none",         E_LATENCY },
+                { "alice latency 100",          E_LATENCY },
+                { "alice latency audio extra",  "trailing garbage after value" },
+                { "alice Latency 3",            "unknown item" },
+                { "alice latencies 3",          "unknown item" },
+        };
+
+        (void) state;
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+                const char *msg = "untouched";
+                AgRule rule;
+
+                assert_int_equal(ag_config_parse_line(ok[i].line, &rule, &msg), 1);
+                assert_string_equal(msg, "untouched");
+                assert_int_equal(rule.kind, ok[i].kind);
+                assert_int_equal(rule.item, AG_ITEM_LATENCY);
+                assert_int_equal(rule.value, ok[i].value);
+                free(rule.name);
+        }
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                const char *msg = NULL;
+                AgRule rule;
+
+                assert_int_equal(ag_config_parse_line(bad[i].line, &rule, &msg), -EINVAL);
+                assert_non_null(msg);
+                assert_string_equal(msg, bad[i].msg);
+        }
+}
+
+static void count_error(void *userdata, const char *file, unsigned line, const char *message) {
+        unsigned *lines = userdata;
+        (void) file;
+        (void) message;
+        *lines = *lines * 100 + line;
+}
+
+static int in_group(void *userdata, const char *group) {
+        (void) userdata;
+        return strcmp(group, "video") == 0;
+}
+
+static void test_resolve(void **state) {
+        static const char conf[] =
+                "*            latency  batch\n"         /* 1 */
+                "1000:1999    latency  2\n"             /* 2 */
+                "@video       latency  audio\n"         /* 3 */
+                "@video       latency  7\n"             /* 4: error, skipped */
+                "alice        latency  normal\n"        /* 5 */
+                "alice        weight   300\n";          /* 6 */
+        AgConfig *c = calloc(1, sizeof *c);
+        unsigned errors = 0;
+        AgPolicy p;
+
+        (void) state;
+        assert_non_null(c);
+        assert_int_equal(ag_config_parse_buffer(c, "t.conf", conf, sizeof conf - 1, count_error, &errors), 1);
+        assert_int_equal(errors, 4);
+
+        ag_policy_init(&p);
+        assert_int_equal(p.latency, AG_LATENCY_NORMAL);
+
+        ag_policy_resolve(c, "alice", 1500, in_group, NULL, &p);       /* user beats @group and range */
+        assert_int_equal(p.latency, AG_LATENCY_NORMAL);
+        assert_int_equal(p.source[AG_ITEM_LATENCY]->line, 5);
+        assert_int_equal(p.weight, 300);                                /* items independent */
+
+        ag_policy_resolve(c, "bob", 1500, in_group, NULL, &p);         /* @group beats range */
+        assert_int_equal(p.latency, AG_LATENCY_AUDIO);
+        assert_int_equal(p.source[AG_ITEM_LATENCY]->line, 3);
+
+        ag_policy_resolve(c, "carol", 1500, NULL, NULL, &p);           /* range beats * */
+        assert_int_equal(p.latency, AG_LATENCY_INTERACTIVE);
+
+        ag_policy_resolve(c, "dave", 5000, NULL, NULL, &p);            /* * */
+        assert_int_equal(p.latency, AG_LATENCY_BATCH);
+        assert_int_equal(p.source[AG_ITEM_LATENCY]->line, 1);
+
+        ag_policy_resolve(NULL, "dave", 5000, NULL, NULL, &p);         /* no config: default */
+        assert_int_equal(p.latency, AG_LATENCY_NORMAL);
+        assert_null(p.source[AG_ITEM_LATENCY]);
+        ag_config_free(c);
+}
+
+static void test_mapping(void **state) {
+        char buf[96];
+
+        (void) state;
+        assert_int_equal(ag_latency_policy(AG_LATENCY_BATCH), SCHED_BATCH);
+        assert_int_equal(ag_latency_policy(AG_LATENCY_NORMAL), SCHED_OTHER);
+        assert_int_equal(ag_latency_policy(AG_LATENCY_INTERACTIVE), SCHED_OTHER);
+        assert_int_equal(ag_latency_policy(AG_LATENCY_AUDIO), SCHED_OTHER);
+        /* within the kernel's 0.1..100 ms; 0 = the default */
+        assert_int_equal(ag_latency_slice_ns(AG_LATENCY_BATCH), 100000000);
+        assert_int_equal(ag_latency_slice_ns(AG_LATENCY_NORMAL), 0);
+        assert_int_equal(ag_latency_slice_ns(AG_LATENCY_INTERACTIVE), 500000);
+        assert_int_equal(ag_latency_slice_ns(AG_LATENCY_AUDIO), 100000);
+        assert_true(ag_latency_slice_ns(AG_LATENCY_AUDIO) < ag_latency_slice_ns(AG_LATENCY_INTERACTIVE));
+        assert_int_equal(sizeof(AgSchedAttr), 48);
+
+        ag_latency_describe(AG_LATENCY_AUDIO, buf, sizeof buf);
+        assert_string_equal(buf, "SCHED_OTHER, slice 0.1 ms");
+        ag_latency_describe(AG_LATENCY_INTERACTIVE, buf, sizeof buf);
+        assert_string_equal(buf, "SCHED_OTHER, slice 0.5 ms");
+        ag_latency_describe(AG_LATENCY_BATCH, buf, sizeof buf);
+        assert_string_equal(buf, "SCHED_BATCH, slice 100 ms");
+        ag_latency_describe(AG_LATENCY_NORMAL, buf, sizeof buf);
+        assert_string_equal(buf, "SCHED_OTHER, the kernel's default slice");
+        assert_int_equal(ag_latency_apply(0, _AG_LATENCY_MAX, &(AgLatencyResult) { 0 }), -EINVAL);
+}
+
+/* On the running kernel, on the test's own thread: no privilege needed. */
+static void test_apply_self(void **state) {
+        AgSchedAttr before, after;
+        AgLatencyResult res;
+
+        (void) state;
+        assert_int_equal(ag_sched_getattr(0, &before), 0);
+        if (before.sched_policy != SCHED_OTHER && before.sched_policy != SCHED_BATCH)
+                skip();
+
+        assert_int_equal(ag_latency_apply(0, AG_LATENCY_AUDIO, &res), 0);
+        assert_int_equal(ag_sched_getattr(0, &after), 0);
+        assert_int_equal(after.sched_policy, SCHED_OTHER);
+        assert_int_equal(after.sched_nice, before.sched_nice);         /* the weight is kept */
+        if (res == AG_LATENCY_APPLIED)
+                assert_int_equal(after.sched_runtime, 100000);
+        else
+                assert_int_equal(res, AG_LATENCY_NO_SLICES);
+
+        assert_int_equal(ag_latency_apply(0, AG_LATENCY_BATCH, &res), 0);
+        assert_int_equal(ag_sched_getattr(0, &after), 0);
+        assert_int_equal(after.sched_policy, SCHED_BATCH);             /* applies even without slices */
+        assert_int_equal(after.sched_nice, before.sched_nice);
+
+        assert_int_equal(ag_latency_apply(0, AG_LATENCY_NORMAL, &res), 0);
+        assert_int_equal(res, AG_LATENCY_APPLIED);
+        assert_int_equal(ag_sched_getattr(0, &after), 0);
+        assert_int_equal(after.sched_policy, SCHED_OTHER);
+        assert_int_equal(after.sched_nice, before.sched_nice);
+
+        /* a process: every thread (here the only one) */
+        assert_int_equal(ag_latency_apply_process(getpid(), AG_LATENCY_INTERACTIVE, &res), 0);
+        assert_int_equal(ag_sched_getattr(0, &after), 0);
+        if (res == AG_LATENCY_APPLIED)
+                assert_int_equal(after.sched_runtime, 500000);
+        assert_int_equal(ag_latency_apply_process(0, AG_LATENCY_AUDIO, &res), -EINVAL);
+        assert_int_equal(ag_latency_apply(0, AG_LATENCY_NORMAL, &res), 0);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_names),
+                cmocka_unit_test(test_from_string),
+                cmocka_unit_test(test_parse_line),
+                cmocka_unit_test(test_resolve),
+                cmocka_unit_test(test_mapping),
+                cmocka_unit_test(test_apply_self),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
