@@ -27,12 +27,17 @@
 #define MSG_MAX              "invalid max (expected N% with N " "1.." STRINGIFY(AG_MAX_PCT_MAX) ", or none)"
 #define MSG_SESSIONS         "invalid sessions (expected yes or no)"
 #define MSG_IDLE             "invalid idle (expected yes or no)"
+/* pools (issue 11) */
+#define MSG_POOL_NAME        "invalid pool name (expected 1.." STRINGIFY(AG_POOL_NAME_MAX) \
+                             " of a-z 0-9 _ -, starting with a letter or digit)"
+#define MSG_POOL             "invalid pool (expected a pool name or none)"
 
 static const char *const item_table[_AG_ITEM_MAX] = {
         [AG_ITEM_WEIGHT]   = "weight",
         [AG_ITEM_MAX]      = "max",
         [AG_ITEM_SESSIONS] = "sessions",
         [AG_ITEM_IDLE]     = "idle",
+        [AG_ITEM_POOL]     = "pool",
 };
 
 static const char *const domain_kind_table[_AG_DOMAIN_KIND_MAX] = {
@@ -40,6 +45,7 @@ static const char *const domain_kind_table[_AG_DOMAIN_KIND_MAX] = {
         [AG_DOMAIN_RANGE] = "range",
         [AG_DOMAIN_GROUP] = "group",
         [AG_DOMAIN_USER]  = "user",
+        [AG_DOMAIN_POOL]  = "pool",
 };
 
 const char *ag_item_to_string(AgItem item) {
@@ -120,6 +126,17 @@ const char *ag_config_parse_domain(const Field *f, AgRule *rule, Field *ret_name
                 return NULL;
         }
 
+        /* pools (issue 11): before the uid range, which also has a colon */
+        size_t prefix_n = strlen(AG_POOL_DOMAIN_PREFIX);
+        if (f->n >= prefix_n && memcmp(f->p, AG_POOL_DOMAIN_PREFIX, prefix_n) == 0) {
+                Field name = { f->p + prefix_n, f->n - prefix_n };
+                if (!ag_pool_name_valid(name.p, name.n))
+                        return MSG_POOL_NAME;
+                rule->kind = AG_DOMAIN_POOL;
+                *ret_name = name;
+                return NULL;
+        }
+
         const char *colon = memchr(f->p, ':', f->n);
         if (colon) {
                 size_t lo_n = (size_t) (colon - f->p), hi_n = f->n - lo_n - 1;
@@ -194,7 +211,30 @@ const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
                         return item == AG_ITEM_SESSIONS ? MSG_SESSIONS : MSG_IDLE;
                 return NULL;
 
+        /* pools (issue 11): 1 for a name (the caller copies the field), 0 for none */
+        case AG_ITEM_POOL:
+                if (field_eq(f, "none"))
+                        *ret = 0;
+                else if (ag_pool_name_valid(f->p, f->n))
+                        *ret = 1;
+                else
+                        return MSG_POOL;
+                return NULL;
+
         default:
                 return MSG_UNKNOWN_ITEM;
         }
+}
+
+/* pools (issue 11) */
+bool ag_pool_name_valid(const char *p, size_t n) {
+        if (!p || n == 0 || n > AG_POOL_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = p[i];
+                bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+                if (!alnum && (i == 0 || (c != '_' && c != '-')))
+                        return false;
+        }
+        return true;
 }
