@@ -5,7 +5,8 @@
 # /var/tmp/autogroup-vm), boots it under TCG with a pure cgroup2 hierarchy
 # with the cpu controller enabled at the root and the host root shared
 # read-only (so the module, agdrv and tests/lib.sh built here run unchanged),
-# and runs tests/guest/test-v2.sh inside as root.
+# and runs the guest tests (GUEST_TESTS below: tests/guest/test-v2.sh, ...)
+# inside as root, in one boot.
 #
 # Output: the guest test's own ok/not ok lines, ending with its
 # "N passed, N failed, N skipped" line; exit status: the guest test's.
@@ -33,9 +34,13 @@ fail_lane() {
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 secs() { printf '%d.%01d' $(($1 / 1000)) $(($1 % 1000 / 100)); }
 
+# The guest tests, run one after another in the same boot by tests/guest/run-all.sh.
+GUEST_TESTS=("$src/tests/guest/test-v2.sh")
+GUEST_TESTS+=("$src/tests/guest/test-pools.sh")     # pools (issue 11)
+
 [ "$(id -u)" = 0 ] || skip_lane "needs root (qemu's 9p passthrough of the host root, users in the guest)"
 # The products of the build are not optional: their absence is a failure.
-for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$src/tests/lib.sh" "$src/tests/guest/test-v2.sh"; do
+for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$src/tests/lib.sh" "$src/tests/guest/run-all.sh" "${GUEST_TESTS[@]}"; do
         [ -e "$f" ] || fail_lane "missing $f"
 done
 missing=$(. "$VMDIR/vm-common.sh" && vm_missing_tools)
@@ -72,7 +77,7 @@ done
 timeout=${VM_TIMEOUT:-900}
 nice -n 19 bash "$VMDIR/vm-run.sh" -t "$timeout" ${shares[@]+"${shares[@]}"} --rw "$R" -- \
         env abs_top_srcdir="$src" abs_top_builddir="$build" AG_MODULE="$module" \
-        bash -c 'bash "$1" >"$2/guest.log" 2>&1; echo $? >"$2/rc"' _ "$src/tests/guest/test-v2.sh" "$R" \
+        bash -c 'r=$1; shift; bash "$@" >"$r/guest.log" 2>&1; echo $? >"$r/rc"' _ "$R" "$src/tests/guest/run-all.sh" "${GUEST_TESTS[@]}" \
         >"$R/console.log" 2>&1
 vrc=$?
 t2=$(now_ms)
