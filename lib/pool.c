@@ -145,9 +145,11 @@ int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, 
         if (n < 0)
                 return n;
         pfd = safe_close(pfd);
-        /* rmdir on cgroupfs removes only a group without children: a pool
+        /* Only when this sweep removed something (the user group at least):
+         * most logins then cost no rmdir for the pools they are not in.
+         * rmdir on cgroupfs removes only a group without children: a pool
          * other users still live in stays. */
-        if (remove_user_group && unlinkat(rfd, name, AT_REMOVEDIR) == 0) {
+        if (remove_user_group && n > 0 && unlinkat(rfd, name, AT_REMOVEDIR) == 0) {
                 n++;
                 if (removed) {
                         char path[AG_PLACE_MAX + 1];

@@ -43,7 +43,8 @@ int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const A
 int ag_pool_parent_find(int rfd, const char *pool, int *ret_fd);
 
 /* Sweeps uid's groups in one place (see ag_user_sweep) and then, when
- * remove_user_group, removes the pool directory if that left it empty.
+ * remove_user_group and the sweep removed something, removes the pool
+ * directory if that left it empty.
  * Returns the number of groups removed or -errno. */
 int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, bool remove_user_group,
                         unsigned max_dirs, ag_removed_fn removed, void *userdata);
