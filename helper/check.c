@@ -49,7 +49,7 @@ void ag_item_value_format(AgItem item, long value, char *buf, size_t size) {
 }
 
 void ag_rule_format(const AgRule *rule, char *buf, size_t size) {
-        char domain[AG_NAME_MAX + 64], value[32];
+        char domain[AG_NAME_MAX + 64], value[AG_POOL_NAME_MAX + 16];
 
         switch (rule->kind) {
         case AG_DOMAIN_ALL:
@@ -72,10 +72,17 @@ void ag_rule_format(const AgRule *rule, char *buf, size_t size) {
                 snprintf(domain, sizeof domain, "%s:%s", lo, hi);
                 break;
         }
+        /* pools (issue 11) */
+        case AG_DOMAIN_POOL:
+                snprintf(domain, sizeof domain, AG_POOL_DOMAIN_PREFIX "%s", rule->name);
+                break;
         default:
                 snprintf(domain, sizeof domain, "?");
         }
-        ag_item_value_format(rule->item, rule->value, value, sizeof value);
+        if (rule->item == AG_ITEM_POOL)
+                snprintf(value, sizeof value, "%s", rule->str ? rule->str : "none");
+        else
+                ag_item_value_format(rule->item, rule->value, value, sizeof value);
         snprintf(buf, size, "%s %s %s", domain, ag_item_to_string(rule->item), value);
 }
 
@@ -178,7 +185,7 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
 
         for (AgItem item = 0; item < _AG_ITEM_MAX; item++) {
                 const AgRule *rule = p.source[item];
-                char value[32], text[AG_NAME_MAX + 128];
+                char value[AG_POOL_NAME_MAX + 16], text[AG_NAME_MAX + 128];
                 long v;
 
                 switch (item) {
@@ -188,7 +195,10 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                 case AG_ITEM_LATENCY: v = (long) p.latency; break;
                 default: v = p.idle; break;
                 }
-                ag_item_value_format(item, v, value, sizeof value);
+                if (item == AG_ITEM_POOL)       /* pools (issue 11) */
+                        snprintf(value, sizeof value, "%s", p.pool[0] ? p.pool : "none");
+                else
+                        ag_item_value_format(item, v, value, sizeof value);
                 if (rule) {
                         ag_rule_format(rule, text, sizeof text);
                         fprintf(out, "%-9s %-6s from %s:%u (rule text: %s)\n", ag_item_to_string(item), value,
@@ -203,14 +213,53 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                 ag_latency_to_string(p.latency), sched,
                 p.latency == AG_LATENCY_NORMAL ? ", nothing changed at login" : "");
 
+        /* pools (issue 11): the pool's own limits and the lines that set them */
+        AgPolicy pool;
+        if (p.pool[0]) {
+                ag_pool_policy_resolve(config, p.pool, &pool);
+                fprintf(out, "pool %s:\n", p.pool);
+                for (AgItem item = 0; item < _AG_ITEM_MAX; item++) {
+                        const AgRule *rule = pool.source[item];
+                        char value[AG_POOL_NAME_MAX + 16], text[AG_NAME_MAX + 128];
+                        long v;
+
+                        if (item != AG_ITEM_WEIGHT && item != AG_ITEM_MAX && item != AG_ITEM_IDLE)
+                                continue;
+                        v = item == AG_ITEM_WEIGHT ? (long) pool.weight : item == AG_ITEM_MAX ? pool.max_pct : pool.idle;
+                        ag_item_value_format(item, v, value, sizeof value);
+                        if (rule) {
+                                ag_rule_format(rule, text, sizeof text);
+                                fprintf(out, "  %-7s %-6s from %s:%u (rule text: %s)\n", ag_item_to_string(item), value,
+                                        rule->file ? rule->file : "?", rule->line, text);
+                        } else
+                                fprintf(out, "  %-7s %-6s default\n", ag_item_to_string(item), value);
+                }
+        }
+
         if (!p.sessions)
                 fprintf(out, "layout: one group for the user (sessions no), no session level\n");
         else
                 fprintf(out, "layout: a group for the user, one below it for each session\n");
-        if (h && h->has_cpu)
+        if (p.pool[0])
+                fprintf(out, "place: <root>/pool-%s/user-%ju (in systemd mode the pool is not applied)\n", p.pool,
+                        (uintmax_t) u->uid);
+        else
+                fprintf(out, "place: <root>/user-%ju (no pool)\n", (uintmax_t) u->uid);
+        if (h && h->has_cpu) {
+                if (p.pool[0]) {
+                        fprintf(out, "pool-%s ", p.pool);
+                        print_values(&pool, h->version, out);
+                        fprintf(out, "user-%ju ", (uintmax_t) u->uid);
+                }
                 print_values(&p, h->version, out);
-        else {
+        } else {
                 fprintf(out, "no cpu controller found on this machine; the values would be:\n");
+                if (p.pool[0]) {
+                        fprintf(out, "pool-%s ", p.pool);
+                        print_values(&pool, 1, out);
+                        fprintf(out, "pool-%s ", p.pool);
+                        print_values(&pool, 2, out);
+                }
                 print_values(&p, 1, out);
                 print_values(&p, 2, out);
         }

@@ -13,6 +13,7 @@
 
 #include "enter.h"
 #include "session.h"
+#include "pool.h"
 #include "util.h"
 
 /* How often mkdir + move starts over when a concurrent enter removed the
@@ -38,8 +39,10 @@ static bool is_component(const char *s) {
         return *s && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
 }
 
-int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_session, char **ret_rest) {
-        char ugroup[64], *c[3], *p = path;
+int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_session, char **ret_rest,
+                        char **ret_pool) {
+        char ugroup[64], *c[4], *p = path, *pool = NULL;
+        unsigned n_c;
         int r;
 
         r = ag_user_group_name(uid, ugroup, sizeof ugroup);
@@ -48,7 +51,9 @@ int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_sess
         if (*p != '/')
                 return -ENOENT;
         p++;
-        for (unsigned i = 0; i < 3; i++) {
+        /* pools (issue 11): "/<root>/pool-<name>/user-<uid>/<session>" has one component more */
+        n_c = strncmp(p + strcspn(p, "/"), "/" AG_POOL_PREFIX, strlen("/" AG_POOL_PREFIX)) == 0 ? 4 : 3;
+        for (unsigned i = 0; i < n_c; i++) {
                 size_t n = strcspn(p, "/");
                 bool more = p[n] == '/';
 
@@ -57,17 +62,28 @@ int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_sess
                 if (!is_component(c[i]))
                         return -ENOENT;
                 if (!more) {
-                        if (i < 2)
+                        if (i < n_c - 1)
                                 return -ENOENT;
                         p += n;         /* "" */
                         break;
                 }
                 p += n + 1;
         }
+        if (n_c == 4) {
+                const char *name;
+
+                if (ag_pool_group_parse(c[1], &name) < 0)
+                        return -ENOENT;
+                pool = (char *) name;
+                c[1] = c[2];
+                c[2] = c[3];
+        }
         if (strcmp(c[0], root) != 0 || strcmp(c[1], ugroup) != 0)
                 return -ENOENT;
         *ret_session = c[2];
         *ret_rest = p;
+        if (ret_pool)
+                *ret_pool = pool;
         return 0;
 }
 
@@ -128,9 +144,9 @@ static bool gone(int r) {
 
 int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
              AgEnterResult *ret_result, char **ret_leaf, const char **ret_what) {
-        _cleanup_close_ int mfd = -1, rfd = -1, ufd = -1, sfd = -1;
+        _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1, sfd = -1;
         _cleanup_free_ char *path = NULL, *leaf_path = NULL;
-        char ugroup[64], leaf[64], *session, *rest;
+        char ugroup[64], leaf[64], place[AG_PLACE_MAX], *session, *rest, *pool = NULL;
         AgEnterResult result;
         const char *what = NULL;
         struct stat st;
@@ -162,7 +178,8 @@ int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
                 what = "read the process's cgroup";
                 goto fail;
         }
-        if (ag_enter_parse_path(path, root, uid, &session, &rest) < 0) {
+        if (ag_enter_parse_path(path, root, uid, &session, &rest, &pool) < 0 ||
+            ag_pool_place(root, pool, place, sizeof place) < 0) {
                 result = AG_ENTER_NOT_MANAGED;
                 goto done;
         }
@@ -187,7 +204,9 @@ int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
         if (r >= 0)
                 r = ag_cg_open(mfd, root, &rfd);
         if (r >= 0)
-                r = ag_cg_open(rfd, ugroup, &ufd);
+                r = ag_pool_parent_find(rfd, pool, &pfd);
+        if (r >= 0)
+                r = ag_cg_open(pfd, ugroup, &ufd);
         if (r >= 0)
                 r = ag_cg_open(ufd, session, &sfd);
         if (r < 0) {
@@ -198,9 +217,10 @@ int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
                 what = "open the session group";
                 goto fail;
         }
-        /* The user group is root's, the session the user's: that is what the
-         * module makes. Anything else is not a delegated session. */
-        if (fstat(ufd, &st) < 0 || st.st_uid != 0) {
+        /* The user group (and its pool) is root's, the session the user's:
+         * that is what the module makes. Anything else is not a delegated
+         * session. */
+        if (fstat(pfd, &st) < 0 || st.st_uid != 0 || fstat(ufd, &st) < 0 || st.st_uid != 0) {
                 result = AG_ENTER_NOT_MANAGED;
                 goto done;
         }
@@ -210,7 +230,7 @@ int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
         }
 
         snprintf(leaf, sizeof leaf, AG_LEAF_PREFIX "%" PRIiMAX, (intmax_t) sid);
-        if (asprintf(&leaf_path, "/%s/%s/%s/%s", root, ugroup, session, leaf) < 0) {
+        if (asprintf(&leaf_path, "/%s/%s/%s/%s", place, ugroup, session, leaf) < 0) {
                 leaf_path = NULL;
                 r = -ENOMEM;
                 what = "allocate memory";

@@ -29,11 +29,14 @@ typedef enum AgEnterResult {
 
 const char *ag_enter_result_to_string(AgEnterResult r);
 
-/* Parses the cgroup path of a process ("/<root>/user-<uid>/<session>[/rest]")
+/* Parses the cgroup path of a process ("/<root>/user-<uid>/<session>[/rest]",
+ * or "/<root>/pool-<name>/user-<uid>/<session>[/rest]" for a user in a pool)
  * into the session name and the rest below it (without a leading '/', "" for
- * none). Pointers go into path, which is modified. -ENOENT when the path is
- * not inside a session of uid below root. */
-int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_session, char **ret_rest);
+ * none), and the pool name (NULL for none; ret_pool may be NULL). Pointers go
+ * into path, which is modified. -ENOENT when the path is not inside a session
+ * of uid below root. */
+int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_session, char **ret_rest,
+                        char **ret_pool);
 
 /* Moves pid into <session>/sid-<pid> when pid leads its session and sits in a
  * session of uid (the session directory must be owned by uid, the user group

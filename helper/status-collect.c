@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "status.h"
+#include "pool.h"
 #include "session.h"
 #include "util.h"
 
@@ -273,8 +274,13 @@ static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
                 AgStatusNode *child;
                 uid_t uid = 0;
 
-                if (n->depth == 0) {
-                        /* Below <root> only user groups are ours. */
+                /* pools (issue 11): below <root> pool-<name> groups, below those user groups */
+                const char *pool;
+                bool is_pool = n->depth == 0 && ag_pool_group_parse(names[i], &pool) >= 0;
+                bool user_level = (n->depth == 0 && !is_pool) || (n->is_pool && n->depth == 1);
+
+                if (user_level) {
+                        /* Below <root> (or a pool) only user groups are ours. */
                         if (ag_user_group_parse(names[i], &uid) < 0)
                                 continue;
                         if (only_uid != (uid_t) -1 && uid != only_uid)
@@ -292,7 +298,9 @@ static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
                         return r;
                 }
                 n->children[n->n_children++] = child;
-                if (n->depth == 0) {
+                child->is_pool = is_pool;
+                child->in_pool = n->is_pool || n->in_pool;
+                if (user_level) {
                         struct passwd *pw = getpwuid(uid);
                         child->is_user = true;
                         child->uid = uid;
@@ -305,6 +313,11 @@ static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
                 if (r < 0) {
                         free_names(names, n_names);
                         return r;
+                }
+                /* pools (issue 11): for one user, only the pool they are in */
+                if (is_pool && only_uid != (uid_t) -1 && child->n_children == 0 && !child->truncated) {
+                        node_free(child);
+                        n->n_children--;
                 }
         }
         free_names(names, n_names);

@@ -19,7 +19,7 @@ typedef struct AgStatusNode AgStatusNode;
 struct AgStatusNode {
         char *name;
         char *path;                    /* relative to the hierarchy mount, "/<root>/..." */
-        unsigned depth;                /* 0: <root>, 1: user group, 2: session, 3: leaf */
+        unsigned depth;                /* 0: <root>, 1: user group, 2: session, 3: leaf (see in_pool) */
         bool is_user;                  /* a user-<uid> group */
         uid_t uid;                     /* when is_user */
         char *user_name;               /* when is_user and known to NSS */
@@ -31,6 +31,10 @@ struct AgStatusNode {
         int procs;                     /* -1 unknown */
         long long cpu_usec;            /* -1 unknown */
         bool truncated;                /* children not all listed (bounds) */
+        /* pools (issue 11): a pool-<name> group at depth 1; below one, every
+         * level is one deeper (user group 2, session 3, leaf 4) */
+        bool is_pool;
+        bool in_pool;                  /* a group below a pool-<name> group */
         AgStatusNode **children;
         size_t n_children;
 };

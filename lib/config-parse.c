@@ -19,6 +19,8 @@
 #define MSG_NUL              "invalid character (NUL)"
 #define MSG_FIELDS           "expected <domain> <item> <value>"
 #define MSG_TRAILING         "trailing garbage after value"
+/* pools (issue 11) */
+#define MSG_POOL_ITEM        "a pool:NAME domain takes only weight, max or idle"
 
 static bool is_blank(char c) {
         return c == ' ' || c == '\t';
@@ -84,6 +86,12 @@ static int parse_line_impl(const char *line, size_t len, AgRule *ret_rule,
                         *ret_detail = fields[1];
                 return -EINVAL;
         }
+        /* pools (issue 11): a pool's limits, nothing else */
+        if (rule.kind == AG_DOMAIN_POOL && rule.item != AG_ITEM_WEIGHT && rule.item != AG_ITEM_MAX &&
+            rule.item != AG_ITEM_IDLE) {
+                *ret_error = MSG_POOL_ITEM;
+                return -EINVAL;
+        }
         msg = ag_config_parse_value(rule.item, &fields[2], &rule.value);
         if (msg) {
                 *ret_error = msg;
@@ -94,6 +102,14 @@ static int parse_line_impl(const char *line, size_t len, AgRule *ret_rule,
                 rule.name = strndup(name.p, name.n);
                 if (!rule.name)
                         return -ENOMEM;
+        }
+        /* pools (issue 11): the pool name */
+        if (rule.item == AG_ITEM_POOL && rule.value == 1) {
+                rule.str = strndup(fields[2].p, fields[2].n);
+                if (!rule.str) {
+                        free(rule.name);
+                        return -ENOMEM;
+                }
         }
 
         *ret_rule = rule;
@@ -221,12 +237,14 @@ int ag_config_parse_buffer(AgConfig *config, const char *file, const char *buf, 
                         r = config_add_file(config, file, &file_copy);
                         if (r < 0) {
                                 free(rule.name);
+                                free(rule.str);
                                 return r;
                         }
                 }
                 r = ag_config_grow((void **) &config->rules, config->n_rules, sizeof(AgRule));
                 if (r < 0) {
                         free(rule.name);
+                        free(rule.str);
                         return r;
                 }
                 rule.file = file_copy;
@@ -241,8 +259,10 @@ AgConfig *ag_config_free(AgConfig *config) {
         if (!config)
                 return NULL;
 
-        for (size_t i = 0; i < config->n_rules; i++)
+        for (size_t i = 0; i < config->n_rules; i++) {
                 free(config->rules[i].name);
+                free(config->rules[i].str);
+        }
         free(config->rules);
         for (size_t i = 0; i < config->n_files; i++)
                 free(config->files[i]);

@@ -29,12 +29,17 @@
 #define MSG_IDLE             "invalid idle (expected yes or no)"
 /* latency classes (issue 11) */
 #define MSG_LATENCY          "invalid latency (expected 0|batch, 1|normal, 2|interactive or 3|audio)"
+/* pools (issue 11) */
+#define MSG_POOL_NAME        "invalid pool name (expected 1.." STRINGIFY(AG_POOL_NAME_MAX) \
+                             " of a-z 0-9 _ -, starting with a letter or digit)"
+#define MSG_POOL             "invalid pool (expected a pool name or none)"
 
 static const char *const item_table[_AG_ITEM_MAX] = {
         [AG_ITEM_WEIGHT]   = "weight",
         [AG_ITEM_MAX]      = "max",
         [AG_ITEM_SESSIONS] = "sessions",
         [AG_ITEM_IDLE]     = "idle",
+        [AG_ITEM_POOL]     = "pool",
         /* latency classes (issue 11) */
         [AG_ITEM_LATENCY]  = "latency",
 };
@@ -52,6 +57,7 @@ static const char *const domain_kind_table[_AG_DOMAIN_KIND_MAX] = {
         [AG_DOMAIN_RANGE] = "range",
         [AG_DOMAIN_GROUP] = "group",
         [AG_DOMAIN_USER]  = "user",
+        [AG_DOMAIN_POOL]  = "pool",
 };
 
 const char *ag_item_to_string(AgItem item) {
@@ -156,6 +162,17 @@ const char *ag_config_parse_domain(const Field *f, AgRule *rule, Field *ret_name
                 return NULL;
         }
 
+        /* pools (issue 11): before the uid range, which also has a colon */
+        size_t prefix_n = strlen(AG_POOL_DOMAIN_PREFIX);
+        if (f->n >= prefix_n && memcmp(f->p, AG_POOL_DOMAIN_PREFIX, prefix_n) == 0) {
+                Field name = { f->p + prefix_n, f->n - prefix_n };
+                if (!ag_pool_name_valid(name.p, name.n))
+                        return MSG_POOL_NAME;
+                rule->kind = AG_DOMAIN_POOL;
+                *ret_name = name;
+                return NULL;
+        }
+
         const char *colon = memchr(f->p, ':', f->n);
         if (colon) {
                 size_t lo_n = (size_t) (colon - f->p), hi_n = f->n - lo_n - 1;
@@ -238,8 +255,30 @@ const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
                 *ret = (long) l;
                 return NULL;
         }
+        /* pools (issue 11): 1 for a name (the caller copies the field), 0 for none */
+        case AG_ITEM_POOL:
+                if (field_eq(f, "none"))
+                        *ret = 0;
+                else if (ag_pool_name_valid(f->p, f->n))
+                        *ret = 1;
+                else
+                        return MSG_POOL;
+                return NULL;
 
         default:
                 return MSG_UNKNOWN_ITEM;
         }
+}
+
+/* pools (issue 11) */
+bool ag_pool_name_valid(const char *p, size_t n) {
+        if (!p || n == 0 || n > AG_POOL_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = p[i];
+                bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+                if (!alnum && (i == 0 || (c != '_' && c != '-')))
+                        return false;
+        }
+        return true;
 }

@@ -8,6 +8,8 @@
  * domain: user name | @group | min:max uid range (either end open) | *
  * item:   weight (1..10000) | max (N% or none) | sessions (yes|no) | idle (yes|no)
  *         | latency (0|batch, 1|normal, 2|interactive, 3|audio)
+ *         | pool (NAME or none)
+ * pools:  pool:NAME <weight|max|idle> <value> gives the pool NAME its limits
  *
  * Malformed lines are reported through the error callback (file, line,
  * message) and skipped; the rest of the file still applies. */
@@ -28,8 +30,10 @@ typedef enum AgDomainKind {
         AG_DOMAIN_RANGE,               /* "min:max" */
         AG_DOMAIN_GROUP,               /* "@group" */
         AG_DOMAIN_USER,                /* "name" */
+        /* pools (issue 11): never matches a user; only weight, max and idle */
+        AG_DOMAIN_POOL,                /* "pool:NAME" */
         _AG_DOMAIN_KIND_MAX,
-} AgDomainKind;                        /* ordered by precedence, lowest first */
+} AgDomainKind;                        /* user domains ordered by precedence, lowest first */
 
 typedef enum AgItem {
         AG_ITEM_WEIGHT,
@@ -38,6 +42,8 @@ typedef enum AgItem {
         AG_ITEM_IDLE,
         /* latency classes (issue 11) */
         AG_ITEM_LATENCY,
+        /* pools (issue 11) */
+        AG_ITEM_POOL,                  /* value in AgRule.str (NULL: "none") */
         _AG_ITEM_MAX,
 } AgItem;
 
@@ -58,6 +64,9 @@ typedef enum AgLatency {
 const char *ag_latency_to_string(AgLatency l);
 /* A class number (0..3) or name; -EINVAL for anything else. */
 int ag_latency_from_string(const char *s, AgLatency *ret);
+/* pools (issue 11): names are [a-z0-9_-], starting with a letter or digit */
+#define AG_POOL_NAME_MAX 32
+#define AG_POOL_DOMAIN_PREFIX "pool:"
 
 typedef struct AgRule {
         AgDomainKind kind;
@@ -68,6 +77,8 @@ typedef struct AgRule {
                                         * an AgLatency for latency */
         const char *file;              /* points into AgConfig.files, valid as long as the config */
         unsigned line;
+        /* pools (issue 11) */
+        char *str;                     /* AG_ITEM_POOL: the pool name; NULL for "none" */
 } AgRule;
 
 typedef struct AgConfig {
@@ -113,3 +124,6 @@ int ag_config_load(const char *path, unsigned flags, ag_error_fn error, void *us
 int ag_config_dropin_dir(const char *path, char **ret);
 
 AgConfig *ag_config_free(AgConfig *config);
+
+/* pools (issue 11): is p[0..n) a valid pool name? */
+bool ag_pool_name_valid(const char *p, size_t n);

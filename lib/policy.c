@@ -100,9 +100,42 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
         /* latency classes (issue 11) */
         if (best[AG_ITEM_LATENCY] && (unsigned long) best[AG_ITEM_LATENCY]->value < _AG_LATENCY_MAX)
                 p.latency = (AgLatency) best[AG_ITEM_LATENCY]->value;
+        /* pools (issue 11) */
+        if (best[AG_ITEM_POOL] && best[AG_ITEM_POOL]->str)
+                snprintf(p.pool, sizeof p.pool, "%s", best[AG_ITEM_POOL]->str);
         for (size_t i = 0; i < _AG_ITEM_MAX; i++)
                 p.source[i] = best[i];
 
+        *ret = p;
+}
+
+/* pools (issue 11) */
+void ag_pool_policy_resolve(const AgConfig *config, const char *pool, AgPolicy *ret) {
+        AgPolicy p;
+
+        ag_policy_init(&p);
+        for (size_t i = 0; config && pool && i < config->n_rules; i++) {
+                const AgRule *rule = &config->rules[i];
+
+                if (rule->kind != AG_DOMAIN_POOL || !rule->name || strcmp(rule->name, pool) != 0)
+                        continue;
+                switch (rule->item) {
+                case AG_ITEM_WEIGHT:
+                        p.weight = (unsigned) rule->value;
+                        break;
+                case AG_ITEM_MAX:
+                        p.max_pct = rule->value;
+                        break;
+                case AG_ITEM_IDLE:
+                        p.idle = rule->value != 0;
+                        break;
+                default:
+                        continue;       /* the parser never makes these */
+                }
+                p.source[rule->item] = rule;
+        }
+        if (pool)
+                snprintf(p.pool, sizeof p.pool, "%s", pool);
         *ret = p;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "session.h"
+#include "pool.h"
 #include "util.h"
 
 /* How often open starts over when a concurrent close or sweep removed the
@@ -26,6 +27,7 @@ AgSession *ag_session_free(AgSession *s) {
         free(s->name);
         free(s->origin);
         free(s->path);
+        free(s->pool);
         free(s);
         return NULL;
 }
@@ -198,7 +200,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         _cleanup_free_ char *origin = NULL, *name = NULL, *path = NULL;
         const char *what = NULL, *root = p->root ? p->root : AG_ROOT_DEFAULT;
         pid_t pid = p->pid > 0 ? p->pid : getpid();
-        char ugroup[64];
+        char ugroup[64], place[AG_PLACE_MAX];
         bool created;
         int r;
 
@@ -236,16 +238,33 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 }
         }
 
+        r = ag_pool_place(root, p->pool, place, sizeof place);
+        if (r < 0) {
+                what = "name the pool group";
+                goto finish;
+        }
         for (unsigned i = 0;; i++) {
-                _cleanup_close_ int ufd = -1;
+                _cleanup_close_ int pfd = -1, ufd = -1;
 
-                r = ag_cg_mkdir_open(rfd, ugroup, &created, &ufd);
+                /* pools (issue 11): user-<uid> lives in <root> or in <root>/pool-<name> */
+                r = ag_pool_parent_open(h, rfd, p->pool, p->pool_policy, &pfd, &what);
+                if (r < 0) {
+                        if (retryable(r) && i < OPEN_RETRIES)
+                                continue;
+                        goto finish;
+                }
+                r = ag_cg_mkdir_open(pfd, ugroup, &created, &ufd);
                 if (r < 0) {
                         what = "create the user group";
+                        if (retryable(r) && i < OPEN_RETRIES)
+                                continue;       /* an emptied pool swept meanwhile */
                         goto finish;
                 }
                 if (created)
                         (void) fchmod(ufd, 0755);
+                /* pools (issue 11): the user's groups in the places they left */
+                if (i == 0)
+                        (void) ag_pool_sweep_other_places(rfd, root, p->uid, p->pool, p->config, NULL, NULL);
                 r = apply_user_policy(h, ufd, p->policy);
                 if (r < 0) {
                         what = "set the user group's cpu policy";
@@ -279,7 +298,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 }
                 /* Sessions of this user that emptied since their close. */
                 if (i == 0)
-                        (void) ag_user_sweep(rfd, root, p->uid, false, AG_SESSION_MAX_DIRS, NULL, NULL);
+                        (void) ag_user_sweep(pfd, place, p->uid, false, AG_SESSION_MAX_DIRS, NULL, NULL);
 
                 r = make_session(h, ufd, p, pid, &name, &what);
                 if (r >= 0)
@@ -288,7 +307,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                         goto finish;
         }
 
-        if (asprintf(&path, "/%s/%s%s%s", root, ugroup, name ? "/" : "", name ? name : "") < 0) {
+        if (asprintf(&path, "/%s/%s%s%s", place, ugroup, name ? "/" : "", name ? name : "") < 0) {
                 path = NULL;
                 r = -ENOMEM;
                 what = "allocate memory";
@@ -296,7 +315,9 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         }
 
         AgSession *s = calloc(1, sizeof *s);
-        if (!s || !(s->root = strdup(root))) {
+        if (!s || !(s->root = strdup(root)) || (p->pool && *p->pool && !(s->pool = strdup(p->pool)))) {
+                if (s)
+                        free(s->root);
                 free(s);
                 r = -ENOMEM;
                 what = "allocate memory";
@@ -346,14 +367,16 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
          * concurrent sweep does to the others. */
         int result = 0;
         if (s->name) {
-                _cleanup_close_ int rfd = -1, ufd = -1;
+                _cleanup_close_ int rfd = -1, pfd = -1, ufd = -1;
                 char ugroup[64];
                 unsigned budget = AG_SESSION_MAX_DIRS, n = 0;
 
                 r = ag_user_group_name(s->uid, ugroup, sizeof ugroup);
                 if (r < 0)
                         return r;
-                if (ag_cg_open(mfd, s->root, &rfd) >= 0 && ag_cg_open(rfd, ugroup, &ufd) >= 0) {
+                /* pools (issue 11): pfd is <root> or <root>/pool-<name> */
+                if (ag_cg_open(mfd, s->root, &rfd) >= 0 && ag_pool_parent_find(rfd, s->pool, &pfd) >= 0 &&
+                    ag_cg_open(pfd, ugroup, &ufd) >= 0) {
                         result = ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
                         if (result == 0 && n > 0 && removed)
                                 removed(userdata, s->path);
@@ -362,6 +385,14 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
         r = ag_user_sweep_at(mfd, s->root, s->uid, removed, userdata);
         if (r < 0)
                 return r;
+        /* pools (issue 11): the user's groups in the pool, and the pool once empty */
+        if (s->pool) {
+                _cleanup_close_ int rfd = -1;
+
+                if (ag_cg_open(mfd, s->root, &rfd) >= 0)
+                        (void) ag_pool_sweep_place(rfd, s->root, s->pool, s->uid, true, AG_SESSION_MAX_DIRS,
+                                                   removed, userdata);
+        }
         return result == -E2BIG ? -EBUSY : result;
 }
 
@@ -455,6 +486,15 @@ int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *u
         while ((de = readdir(d))) {
                 uid_t uid;
 
+                const char *pool;
+
+                /* pools (issue 11): every user group in each pool, then the pool */
+                if (de->d_type == DT_DIR && ag_pool_group_parse(de->d_name, &pool) >= 0) {
+                        r = ag_pool_gc(rfd, root, de->d_name, removed, userdata);
+                        if (r > 0)
+                                total += r;
+                        continue;
+                }
                 if (de->d_type != DT_DIR || ag_user_group_parse(de->d_name, &uid) < 0)
                         continue;
                 r = ag_user_sweep(rfd, root, uid, true, AG_GC_MAX_DIRS, removed, userdata);

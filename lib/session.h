@@ -40,6 +40,8 @@ typedef struct AgSession {
         char *name;                    /* session directory; NULL when the user has sessions no */
         char *origin;                  /* cgroup the process came from (may be NULL) */
         char *path;                    /* cgroup path of the session (or user group), "/<root>/user-<uid>/<name>" */
+        /* pools (issue 11) */
+        char *pool;                    /* the user's pool (path "/<root>/pool-<pool>/user-<uid>/<name>"); NULL for none */
 } AgSession;
 
 typedef struct AgOpenParams {
@@ -49,6 +51,10 @@ typedef struct AgOpenParams {
         const AgPolicy *policy;
         pid_t pid;                     /* process moved into login/; 0 for the caller */
         unsigned long audit_session;   /* AG_AUDIT_SESSION_UNSET when none */
+        /* pools (issue 11) */
+        const char *pool;              /* the user's pool; NULL or "" for none */
+        const AgPolicy *pool_policy;   /* its limits (NULL: the defaults) */
+        const AgConfig *config;        /* names the places swept at open (NULL: only the user's own) */
 } AgOpenParams;
 
 /* Called for every group a sweep removed; path is relative to the hierarchy. */

@@ -258,11 +258,20 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         }
         struct group_ctx g = { .pamh = pamh, .user = user };
         ag_policy_resolve(config, user, pw->pw_uid, in_group, &g, &policy);
-        ag_config_free(config);
         if (ctl.flags & PAM_DEBUG_ARG)
                 pam_syslog(pamh, LOG_DEBUG, "policy for %s: weight %u, max %ld%s, sessions %s, idle %s", user,
                            policy.weight, policy.max_pct, policy.max_pct < 0 ? " (none)" : "%",
                            policy.sessions ? "yes" : "no", policy.idle ? "yes" : "no");
+        /* pools (issue 11) */
+        AgPolicy pool_policy;
+        ag_pool_policy_resolve(config, policy.pool, &pool_policy);
+        if (policy.pool[0] && ag_pam_mode(ctl.mode) == AG_MODE_SYSTEMD)
+                pam_syslog(pamh, LOG_INFO, "systemd mode: pool %s of %s not applied (systemd cannot put "
+                           "user slices below a pool slice); the user's own policy applies", policy.pool, user);
+        else if (policy.pool[0] && (ctl.flags & PAM_DEBUG_ARG))
+                pam_syslog(pamh, LOG_DEBUG, "pool %s: weight %u, max %ld%s, idle %s", policy.pool,
+                           pool_policy.weight, pool_policy.max_pct, pool_policy.max_pct < 0 ? " (none)" : "%",
+                           pool_policy.idle ? "yes" : "no");
 
         apply_latency(pamh, &ctl, user, policy.latency);       /* latency classes (issue 11) */
 
@@ -274,11 +283,14 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                         snprintf(slice, sizeof slice, "user.slice/user-%lu.slice", (unsigned long) pw->pw_uid);
                         audit_record(pamh, &ctl, "autogroup-systemd-slice", user, pw->pw_uid, slice);
                 }
+                ag_config_free(config);
                 return r == PAM_SUCCESS ? PAM_SUCCESS : fail_rc(&ctl);
         }
 
-        if (find_hierarchy(pamh, &ctl, &h) < 0)
+        if (find_hierarchy(pamh, &ctl, &h) < 0) {
+                ag_config_free(config);
                 return fail_rc(&ctl);
+        }
 
         AgOpenParams p = {
                 .root = ctl.root,
@@ -287,8 +299,12 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 .policy = &policy,
                 .pid = getpid(),
                 .audit_session = ag_audit_session_self(),
+                .pool = policy.pool,
+                .pool_policy = &pool_policy,
+                .config = config,
         };
         r = ag_session_open(h, &p, &s, &what);
+        ag_config_free(config);
         if (r < 0) {
                 pam_syslog(pamh, LOG_ERR, "cannot %s for %s below %s/%s: %s, session not grouped",
                            what ? what : "open the session", user, h->mount, ctl.root, strerror(-r));

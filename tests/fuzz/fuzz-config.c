@@ -88,9 +88,17 @@ static void check_rule(const AgConfig *c, const AgRule *r) {
         case AG_DOMAIN_RANGE:
                 CHECK(!r->name && r->uid_min <= r->uid_max && r->uid_max != (uid_t) -1);
                 break;
+        case AG_DOMAIN_POOL:            /* pools (issue 11): a pool's limits only */
+                CHECK(r->name && ag_pool_name_valid(r->name, strlen(r->name)));
+                CHECK(r->item == AG_ITEM_WEIGHT || r->item == AG_ITEM_MAX || r->item == AG_ITEM_IDLE);
+                break;
         default:
                 CHECK(!r->name);
         }
+        if (r->item == AG_ITEM_POOL)
+                CHECK(r->value == 1 ? r->str && ag_pool_name_valid(r->str, strlen(r->str)) : !r->str);
+        else
+                CHECK(!r->str);
         switch (r->item) {
         case AG_ITEM_WEIGHT:
                 CHECK(r->value >= AG_WEIGHT_MIN && r->value <= AG_WEIGHT_MAX);
@@ -120,6 +128,17 @@ static void check_policy(const AgConfig *c, const AgPolicy *p) {
                         check_rule(c, p->source[i]);
                         CHECK(p->source[i]->item == (AgItem) i);
                 }
+        /* pools (issue 11): a valid pool or none; its limits come from pool:NAME lines only */
+        CHECK(!p->pool[0] || ag_pool_name_valid(p->pool, strlen(p->pool)));
+        if (p->pool[0]) {
+                AgPolicy pool;
+                ag_pool_policy_resolve(c, p->pool, &pool);
+                CHECK(pool.weight >= AG_WEIGHT_MIN && pool.weight <= AG_WEIGHT_MAX);
+                CHECK(strcmp(pool.pool, p->pool) == 0);
+                for (size_t i = 0; i < _AG_ITEM_MAX; i++)
+                        CHECK(!pool.source[i] || (pool.source[i]->kind == AG_DOMAIN_POOL &&
+                                                  strcmp(pool.source[i]->name, p->pool) == 0));
+        }
         for (int version = 1; version <= 2; version++) {
                 ag_policy_to_values(p, version, &v);
                 if (version == 1)
@@ -171,6 +190,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (r == 1) {
                         CHECK((unsigned) rule.kind < _AG_DOMAIN_KIND_MAX);
                         free(rule.name);
+                        free(rule.str);
                 } else
                         CHECK(rule.kind == _AG_DOMAIN_KIND_MAX);   /* untouched */
                 free(line);
@@ -221,7 +241,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 ag_policy_resolve(c, name[0] ? name : NULL, uids[u], NULL, NULL, &q);
                 check_policy(c, &q);
                 for (size_t i = 0; i < _AG_ITEM_MAX; i++)
-                        CHECK(!q.source[i] || q.source[i]->kind != AG_DOMAIN_GROUP);
+                        CHECK(!q.source[i] || (q.source[i]->kind != AG_DOMAIN_GROUP &&
+                                               q.source[i]->kind != AG_DOMAIN_POOL));
         }
 
         /* A NULL config resolves to the defaults. */

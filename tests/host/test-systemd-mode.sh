@@ -123,6 +123,32 @@ CONTROL=required svc agsd2_strict "root=$ROOT conf=$CONF mode=systemd strict"
 in_fake_systemd "'$AGDRV' --pam '$T' agsd2_strict '$UA' open" >"$T/fsds.out" 2>&1
 check "mode=systemd, no bus, strict: PAM_SESSION_ERR" grep -q '^open=PAM_SESSION_ERR' "$T/fsds.out"
 
+echo "# 4b. pools (issue 11): a pool rule in systemd mode gives one log line and a working login"
+# A syslog capture of its own in a private mount namespace (tests/host/hardening-lib.sh),
+# so that these checks run even while another test holds /dev/log.
+. "$abs_top_srcdir/tests/host/hardening-lib.sh"
+PCONF="$T/pool.conf"
+printf '%s  pool  physics\npool:physics  weight  300\n' "$UA" >"$PCONF"
+chmod 644 "$PCONF"
+probe agsdpool "root=$ROOT conf=$PCONF mode=systemd"
+svc agcgpool "root=$ROOT conf=$PCONF mode=cgroupfs"
+if hl_syslog_start; then
+        poollines() { grep -c 'pam_autogroup(agsdpool:session): systemd mode: pool physics of ' "$SYSLOG"; }
+        nsrun 'mount -t tmpfs -o mode=0755 agtest-run /run && mkdir -p /run/systemd/system && exec "$@"' \
+                "$AGDRV" --pam "$T" agsdpool "$UA" open cgroup close >"$T/fpool.out" 2>&1
+        check "pool in systemd mode: the login goes on (PAM_IGNORE)" grep -q '^open=PAM_SUCCESS' "$T/fpool.out"
+        check "pool in systemd mode: close too" grep -q '^close=PAM_SUCCESS' "$T/fpool.out"
+        hlog_has "the pool is reported as not applied, at info level" \
+                "^<86>.*systemd mode: pool physics of $UA not applied \\(systemd cannot put user slices below a pool slice\\); the user's own policy applies"
+        check_eq "exactly one log line about the pool" 1 "$(poollines)"
+        check "no pool group made in cgroupfs" test ! -e "$CG/pool-physics"
+        nsrun 'exec "$@"' "$AGDRV" --pam "$T" agcgpool "$UA" open cgroup close >"$T/cgpool.out" 2>&1
+        check "the same rule in cgroupfs mode: the pool level" grep -q "^cgroup=/$ROOT/pool-physics/user-$IA/.*/login\$" "$T/cgpool.out"
+        hlog_hasnt "and no systemd pool line for it" "agcgpool:session\\): systemd mode: pool"
+else
+        not_ok "syslog capture for the pool checks"
+fi
+
 echo "# 5. close in systemd mode touches no cgroupfs; cgroupfs mode sweeps"
 mkdir -p "$CG/user-$IA/s999999"   # an empty leftover, as a crashed login leaves it
 svc agsd3 "root=$ROOT conf=$CONF mode=systemd debug"

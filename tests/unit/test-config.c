@@ -101,6 +101,9 @@ static void test_to_string(void **state) {
         assert_string_equal(ag_domain_kind_to_string(AG_DOMAIN_GROUP), "group");
         assert_string_equal(ag_domain_kind_to_string(AG_DOMAIN_USER), "user");
         assert_null(ag_domain_kind_to_string(_AG_DOMAIN_KIND_MAX));
+        /* pools (issue 11) */
+        assert_string_equal(ag_item_to_string(AG_ITEM_POOL), "pool");
+        assert_string_equal(ag_domain_kind_to_string(AG_DOMAIN_POOL), "pool");
 
         /* the precedence order the resolver relies on */
         assert_true(AG_DOMAIN_ALL < AG_DOMAIN_RANGE);
@@ -340,6 +343,157 @@ static void test_parse_line_invalid(void **state) {
         /* ret_error may be NULL */
         AgRule rule;
         assert_int_equal(ag_config_parse_line("alice weight 0", &rule, NULL), -EINVAL);
+}
+
+/* ---- pools (issue 11) ---- */
+
+#define E_POOL      "invalid pool (expected a pool name or none)"
+#define E_POOL_NAME "invalid pool name (expected 1..32 of a-z 0-9 _ -, starting with a letter or digit)"
+#define E_POOL_ITEM "a pool:NAME domain takes only weight, max or idle"
+
+static void test_parse_line_pool(void **state) {
+        static const struct {
+                const char *line;
+                AgDomainKind kind;
+                const char *name;
+                AgItem item;
+                long value;
+                const char *str;
+        } cases[] = {
+                { "@physics pool physics",       AG_DOMAIN_GROUP, "physics", AG_ITEM_POOL, 1, "physics" },
+                { "alice pool chem",             AG_DOMAIN_USER,  "alice", AG_ITEM_POOL, 1, "chem" },
+                { "2000:2999 pool guests",       AG_DOMAIN_RANGE, NULL, AG_ITEM_POOL, 1, "guests" },
+                { "* pool none",                 AG_DOMAIN_ALL,   NULL, AG_ITEM_POOL, 0, NULL },
+                { "bob pool 0a_b-c",             AG_DOMAIN_USER,  "bob", AG_ITEM_POOL, 1, "0a_b-c" },
+                { "bob pool abcdefghijklmnopqrstuvwxyz012345", AG_DOMAIN_USER, "bob", AG_ITEM_POOL, 1,
+                  "abcdefghijklmnopqrstuvwxyz012345" },
+                { "pool:physics weight 300",     AG_DOMAIN_POOL,  "physics", AG_ITEM_WEIGHT, 300, NULL },
+                { "pool:physics max 800%",       AG_DOMAIN_POOL,  "physics", AG_ITEM_MAX, 800, NULL },
+                { "pool:physics max none",       AG_DOMAIN_POOL,  "physics", AG_ITEM_MAX, AG_MAX_NONE, NULL },
+                { "pool:b idle yes",             AG_DOMAIN_POOL,  "b", AG_ITEM_IDLE, 1, NULL },
+                { "pool:9 weight 1 # comment",   AG_DOMAIN_POOL,  "9", AG_ITEM_WEIGHT, 1, NULL },
+                { "pool weight 5",               AG_DOMAIN_USER,  "pool", AG_ITEM_WEIGHT, 5, NULL },
+                { "pool pool pool",              AG_DOMAIN_USER,  "pool", AG_ITEM_POOL, 1, "pool" },
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                const char *msg = "untouched";
+                AgRule rule;
+                int r;
+
+                memset(&rule, 0xaa, sizeof(rule));
+                r = ag_config_parse_line(cases[i].line, &rule, &msg);
+                if (r != 1)
+                        print_error("line '%s': r=%d msg=%s\n", cases[i].line, r, msg);
+                assert_int_equal(r, 1);
+                assert_int_equal(rule.kind, cases[i].kind);
+                if (cases[i].name)
+                        assert_string_equal(rule.name, cases[i].name);
+                else
+                        assert_null(rule.name);
+                assert_int_equal(rule.item, cases[i].item);
+                assert_int_equal(rule.value, cases[i].value);
+                if (cases[i].str)
+                        assert_string_equal(rule.str, cases[i].str);
+                else
+                        assert_null(rule.str);
+                free(rule.name);
+                free(rule.str);
+        }
+
+        assert_true(ag_pool_name_valid("a", 1));
+        assert_true(ag_pool_name_valid("a-_9", 4));
+        assert_false(ag_pool_name_valid("", 0));
+        assert_false(ag_pool_name_valid(NULL, 0));
+        assert_false(ag_pool_name_valid("-a", 2));
+        assert_false(ag_pool_name_valid("_a", 2));
+        assert_false(ag_pool_name_valid("A", 1));
+        assert_false(ag_pool_name_valid("a.b", 3));
+        assert_false(ag_pool_name_valid("a/b", 3));
+        assert_false(ag_pool_name_valid("abcdefghijklmnopqrstuvwxyz0123456", 33));
+}
+
+static const InvalidCase pool_invalid_cases[] = {
+        /* the pool item's value */
+        { "alice pool Physics",          E_POOL },
+        { "alice pool -x",               E_POOL },
+        { "alice pool _x",               E_POOL },
+        { "alice pool a.b",              E_POOL },
+        { "alice pool ../x",             E_POOL },
+        { "alice pool a/b",              E_POOL },
+        { "alice pool pool-x:y",         E_POOL },
+        { "alice pool NONE",             E_POOL },
+        { "alice pool abcdefghijklmnopqrstuvwxyz0123456", E_POOL },
+        { "alice pool caf\xc3\xa9",       E_POOL },
+        { "alice pool x y",              E_TRAIL },
+        { "alice pool",                  E_FIELDS },
+        /* the pool:NAME domain */
+        { "pool: weight 1",              E_POOL_NAME },
+        { "pool:Physics weight 1",       E_POOL_NAME },
+        { "pool:-x weight 1",            E_POOL_NAME },
+        { "pool:a.b weight 1",           E_POOL_NAME },
+        { "pool:a:b weight 1",           E_POOL_NAME },
+        { "pool:abcdefghijklmnopqrstuvwxyz0123456 weight 1", E_POOL_NAME },
+        { "pool:x sessions no",          E_POOL_ITEM },
+        { "pool:x sessions yes",         E_POOL_ITEM },
+        { "pool:x pool y",               E_POOL_ITEM },
+        { "pool:x pool none",            E_POOL_ITEM },
+        { "pool:x weight 0",             E_WEIGHT },
+        { "pool:x max 0%",               E_MAX },
+        { "pool:x idle maybe",           E_IDLE },
+        { "pool:x frob 1",               E_ITEM },
+        { "Pool:x weight 1",             E_RANGE },
+        { "@pool:x weight 1",            E_CHAR },
+};
+
+static void test_parse_line_pool_invalid(void **state) {
+        for (size_t i = 0; i < sizeof(pool_invalid_cases) / sizeof(pool_invalid_cases[0]); i++) {
+                const InvalidCase *t = &pool_invalid_cases[i];
+                const char *msg = NULL;
+                AgRule rule, before;
+                int r;
+
+                memset(&rule, 0x5a, sizeof(rule));
+                before = rule;
+                r = ag_config_parse_line(t->line, &rule, &msg);
+                if (r != -EINVAL || !msg || strcmp(msg, t->message) != 0)
+                        print_error("case %zu '%s': r=%d msg='%s' expected '%s'\n", i, t->line, r,
+                                    msg ? msg : "(null)", t->message);
+                assert_int_equal(r, -EINVAL);
+                assert_string_equal(msg, t->message);
+                assert_memory_equal(&rule, &before, sizeof(rule));  /* untouched */
+        }
+}
+
+/* Malformed pool lines name file:line and are skipped; the rest applies. */
+static void test_buffer_pool(void **state) {
+        static const char text[] =
+                "@physics pool physics\n"       /* 1 */
+                "pool:physics weight 300\n"     /* 2 */
+                "pool:physics sessions no\n"    /* 3: not a pool item */
+                "alice pool Chem\n"             /* 4: bad name */
+                "pool:Chem weight 5\n"          /* 5: bad name */
+                "pool:chem pool physics\n"      /* 6: not a pool item */
+                "bob pool none\n"               /* 7 */
+                "pool:chem max 200%\n";         /* 8 */
+        Errors errs;
+        int n;
+        AgConfig *c = parse_n(text, sizeof(text) - 1, &errs, &n);
+
+        assert_int_equal(n, 4);
+        assert_error(&errs, 0, "test.conf", 3, E_POOL_ITEM);
+        assert_error(&errs, 1, "test.conf", 4, E_POOL);
+        assert_error(&errs, 2, "test.conf", 5, E_POOL_NAME);
+        assert_error(&errs, 3, "test.conf", 6, E_POOL_ITEM);
+        assert_int_equal(c->n_rules, 4);
+        assert_int_equal(c->rules[0].line, 1);
+        assert_string_equal(c->rules[0].str, "physics");
+        assert_int_equal(c->rules[1].kind, AG_DOMAIN_POOL);
+        assert_string_equal(c->rules[1].name, "physics");
+        assert_int_equal(c->rules[2].line, 7);
+        assert_null(c->rules[2].str);
+        assert_int_equal(c->rules[3].line, 8);
+        ag_config_free(c);
 }
 
 static void test_parse_line_name_length(void **state) {
@@ -1496,6 +1650,9 @@ int main(void) {
                 cmocka_unit_test(test_parse_line_valid),
                 cmocka_unit_test(test_parse_line_blank),
                 cmocka_unit_test(test_parse_line_invalid),
+                cmocka_unit_test(test_parse_line_pool),
+                cmocka_unit_test(test_parse_line_pool_invalid),
+                cmocka_unit_test(test_buffer_pool),
                 cmocka_unit_test(test_parse_line_name_length),
                 cmocka_unit_test(test_parse_line_too_long),
                 cmocka_unit_test(test_buffer_line_numbers),

@@ -82,6 +82,7 @@ static void assert_defaults(const AgPolicy *p) {
         assert_false(p->idle);
         for (int i = 0; i < _AG_ITEM_MAX; i++)
                 assert_null(p->source[i]);
+        assert_string_equal(p->pool, "");       /* pools (issue 11): none */
 }
 
 static AgPolicy resolve(const AgConfig *c, const char *user, uid_t uid, FakeGroups *f) {
@@ -716,9 +717,109 @@ static void test_format_cpu_max(void **state) {
         assert_int_equal(ag_format_cpu_max(&v, NULL, 0), -ENOBUFS);
 }
 
+/* ---- pools (issue 11) ---- */
+
+/* The pool item resolves like any other: user > @group > range > *, later wins. */
+static void test_pool_membership(void **state) {
+        static const char *const physics[] = { "physics", NULL };
+        AgConfig *c = parse("* pool everyone\n"                /* 1 */
+                            "1000:1999 pool range\n"           /* 2 */
+                            "@physics pool physics\n"          /* 3 */
+                            "@physics pool physics2\n"         /* 4 */
+                            "carol pool none\n"                /* 5 */
+                            "pool:physics2 weight 300\n"       /* 6 */
+                            "dave pool chem\n");               /* 7 */
+        FakeGroups f = { .member_of = physics }, none = {};
+        AgPolicy p;
+
+        p = resolve(c, "alice", 1000, &f);
+        assert_string_equal(p.pool, "physics2");
+        assert_source(&p, AG_ITEM_POOL, 4);
+        assert_int_equal(p.weight, 100);        /* the pool's weight is not the user's */
+        assert_null(p.source[AG_ITEM_WEIGHT]);
+        p = resolve(c, "alice", 1000, &none);
+        assert_string_equal(p.pool, "range");
+        assert_source(&p, AG_ITEM_POOL, 2);
+        p = resolve(c, "alice", 5000, &none);
+        assert_string_equal(p.pool, "everyone");
+        assert_source(&p, AG_ITEM_POOL, 1);
+        p = resolve(c, "carol", 1000, &f);      /* taken out of the group's pool */
+        assert_string_equal(p.pool, "");
+        assert_source(&p, AG_ITEM_POOL, 5);
+        p = resolve(c, "dave", 5000, &f);
+        assert_string_equal(p.pool, "chem");
+        ag_config_free(c);
+}
+
+/* A pool:NAME domain never matches a user, not even one called NAME. */
+static void test_pool_domain_not_a_user(void **state) {
+        AgConfig *c = parse("pool:physics weight 300\n"
+                            "pool:physics max 50%\n"
+                            "pool:physics idle yes\n");
+        FakeGroups f = {};
+        AgPolicy p;
+
+        p = resolve(c, "physics", 1000, &f);
+        assert_defaults(&p);
+        p = resolve(c, "pool:physics", 1000, &f);
+        assert_defaults(&p);
+        assert_int_equal(f.n_calls, 0);
+        ag_config_free(c);
+}
+
+static void test_pool_limits(void **state) {
+        AgConfig *c = parse("pool:a weight 300\n"      /* 1 */
+                            "pool:b weight 100\n"      /* 2 */
+                            "pool:a max 800%\n"        /* 3 */
+                            "alice weight 50\n"        /* 4 */
+                            "pool:a weight 400\n"      /* 5: later wins */
+                            "pool:b idle yes\n");      /* 6 */
+        AgPolicy p;
+        AgCgValues v;
+
+        memset(&p, 0x77, sizeof(p));
+        ag_pool_policy_resolve(c, "a", &p);
+        assert_string_equal(p.pool, "a");
+        assert_int_equal(p.weight, 400);
+        assert_source(&p, AG_ITEM_WEIGHT, 5);
+        assert_int_equal(p.max_pct, 800);
+        assert_source(&p, AG_ITEM_MAX, 3);
+        assert_false(p.idle);
+        assert_null(p.source[AG_ITEM_IDLE]);
+        assert_null(p.source[AG_ITEM_SESSIONS]);
+        ag_policy_to_values(&p, 1, &v);
+        assert_int_equal(v.weight, 4096);
+        assert_int_equal(v.quota_us, 800000);
+        ag_policy_to_values(&p, 2, &v);
+        assert_int_equal(v.weight, 400);
+
+        ag_pool_policy_resolve(c, "b", &p);
+        assert_int_equal(p.weight, 100);
+        assert_true(p.idle);
+        assert_source(&p, AG_ITEM_IDLE, 6);
+        assert_int_equal(p.max_pct, AG_MAX_NONE);
+
+        /* a pool with no lines, and no config at all: the defaults */
+        ag_pool_policy_resolve(c, "c", &p);
+        assert_string_equal(p.pool, "c");
+        assert_int_equal(p.weight, 100);
+        assert_int_equal(p.max_pct, AG_MAX_NONE);
+        assert_false(p.idle);
+        for (int i = 0; i < _AG_ITEM_MAX; i++)
+                assert_null(p.source[i]);
+        ag_pool_policy_resolve(NULL, "a", &p);
+        assert_int_equal(p.weight, 100);
+        ag_pool_policy_resolve(c, NULL, &p);
+        assert_defaults(&p);
+        ag_config_free(c);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_init),
+                cmocka_unit_test(test_pool_membership),
+                cmocka_unit_test(test_pool_domain_not_a_user),
+                cmocka_unit_test(test_pool_limits),
                 cmocka_unit_test(test_empty),
                 cmocka_unit_test(test_class_precedence),
                 cmocka_unit_test(test_later_wins_within_class),

@@ -20,6 +20,7 @@ module=${AG_MODULE:-$build/pam_autogroup/.libs/pam_autogroup.so}
 # The guest tests, one line each.
 GUEST_TESTS=("$src/tests/guest/test-v2.sh")
 GUEST_TESTS+=("$src/tests/guest/test-latency.sh")      # latency classes (issue 11)
+GUEST_TESTS+=("$src/tests/guest/test-pools.sh")        # pools (issue 11)
 
 # The products of the build are not optional: their absence is a failure.
 for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$build/tests/host/schedattr" \

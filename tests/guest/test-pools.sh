@@ -1,0 +1,178 @@
+#!/bin/bash
+# shellcheck disable=SC2154  # PID_<name> are set with eval by bg/spin
+# Pools (issue 11) on cgroup v2, INSIDE the guest that tests/vm/test-guest.sh
+# boots (same boot as tests/guest/test-v2.sh): pure cgroup2 with cpu at the
+# root, the host's build read-only. Through real libpam (agdrv --pam):
+# <root>/pool-<name>/user-<uid>/<session>/login with cpu.weight/cpu.max of
+# the pool and user groups, cpu in the pool's cgroup.subtree_control,
+# ownership, attacks as the user, a pool change between logins with a
+# session lingering in the old pool, cleanup, and a short CPU-share check.
+. "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+require_root
+CG2=/sys/fs/cgroup
+if [ ! -e /etc/vm-out ] && [ "${AG_IN_GUEST:-0}" != 1 ]; then
+        echo "# runs inside the guest lane only (tests/vm/test-guest.sh); AG_IN_GUEST=1 overrides"
+        echo "0 passed, 0 failed, 1 skipped"; exit 77
+fi
+if [ "$(stat -f -c %T "$CG2" 2>/dev/null)" != cgroup2fs ] || ! grep -qw cpu "$CG2/cgroup.controllers"; then
+        echo "# $CG2 is not a cgroup2 mount with the cpu controller"
+        echo "0 passed, 0 failed, 1 skipped"; exit 77
+fi
+
+ROOT="agpool-$$"
+CG="$CG2/$ROOT"
+AG_CGROOTS="$CG"
+start_syslog || true
+PA="$CG/pool-alpha"; PB="$CG/pool-beta"
+
+add_group "${TAG}g"
+add_user "${TAG}a" "${TAG}g"
+add_user "${TAG}b" "${TAG}g"
+add_user "${TAG}c"
+UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"
+IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC")
+conf() { # conf FILE POOL-OF-A
+        cat >"$1" <<CONF
+@${TAG}g        pool     alpha
+$UC             pool     beta
+$UA             pool     $2
+$UB             weight   200
+pool:alpha      weight   300
+pool:beta       weight   100
+pool:beta       max      150%
+CONF
+        chmod 644 "$1"
+}
+conf "$T/c1.conf" alpha
+conf "$T/c2.conf" beta
+printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+for i in 1 2; do
+        printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' \
+                "$AG_MODULE" "$ROOT" "$T/c$i.conf" >"$T/agp$i"
+done
+drv() { "$AGDRV" --pam "$T" "$@"; }
+bg() { # bg NAME SVC USER ACTIONS...: a session open until $T/NAME.go exists
+        local n="$1" s="$2" u="$3"; shift 3
+        drv "$s" "$u" open env cgroup "$@" wait-file "$T/$n.go" close cgroup >"$T/$n.out" 2>&1 &
+        track_pid $!
+        eval "PID_$n=$!"
+        wait_for "$T/$n.out" '^cgroup='
+}
+val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+owner() { stat -c %U "$1" 2>/dev/null; }
+section() { echo "# $* (uptime $(cut -d' ' -f1 /proc/uptime) s)"; }
+
+section "1. pools on cgroup v2: <root>/pool-<name>/user-<uid>/<session>/login"
+bg a1 agp1 "$UA" spawn-user "sleep 300 & echo \$! > $U/a1.sleep; wait"
+bg b1 agp1 "$UB"
+bg c1 agp1 "$UC"
+wait_for "$U/a1.sleep" '^[0-9]+$'; SLEEPER=$(cat "$U/a1.sleep"); track_pid "$SLEEPER"
+SA=$(val AUTOGROUP_SESSION a1); SB=$(val AUTOGROUP_SESSION b1); SC=$(val AUTOGROUP_SESSION c1)
+check_eq "all three sessions opened" "" "$(grep -L '^open=PAM_SUCCESS' "$T/a1.out" "$T/b1.out" "$T/c1.out")"
+check_eq "a and b in pool alpha, c in pool beta" \
+        "/$ROOT/pool-alpha/user-$IA /$ROOT/pool-alpha/user-$IB /$ROOT/pool-beta/user-$IC" \
+        "$(dirname "$SA") $(dirname "$SB") $(dirname "$SC")"
+check_eq "the user's child is in the v2 login/ leaf below the pool" "0::$SA/login" "$(cat "/proc/$SLEEPER/cgroup" 2>/dev/null)"
+check "cpu enabled in <root> cgroup.subtree_control" grep -qw cpu "$CG/cgroup.subtree_control"
+check "cpu enabled in pool-alpha cgroup.subtree_control" grep -qw cpu "$PA/cgroup.subtree_control"
+check "cpu enabled in pool-beta cgroup.subtree_control" grep -qw cpu "$PB/cgroup.subtree_control"
+check "cpu enabled in the user group in a pool" grep -qw cpu "$PA/user-$IA/cgroup.subtree_control"
+check "login/ below a pool has the cpu controller" test -f "$CG2$SA/login/cpu.weight"
+check_eq "the pools hold no processes" "" "$(cat "$PA/cgroup.procs" "$PB/cgroup.procs")"
+
+section "2. cpu.weight and cpu.max of pool and user groups"
+check_eq "pool alpha cpu.weight 300" 300 "$(cat "$PA/cpu.weight")"
+check_eq "pool beta cpu.weight 100" 100 "$(cat "$PB/cpu.weight")"
+check_eq "pool alpha cpu.max unlimited" "max 100000" "$(cat "$PA/cpu.max")"
+check_eq "pool beta max 150% -> cpu.max" "150000 100000" "$(cat "$PB/cpu.max")"
+check_eq "user a in alpha cpu.weight 100" 100 "$(cat "$PA/user-$IA/cpu.weight")"
+check_eq "user b in alpha cpu.weight 200" 200 "$(cat "$PA/user-$IB/cpu.weight")"
+check_eq "user c in beta: its own values, not the pool's" "100 max 100000" \
+        "$(cat "$PB/user-$IC/cpu.weight") $(cat "$PB/user-$IC/cpu.max")"
+
+section "3. ownership"
+for p in "$PA" "$PB"; do
+        n=$(basename "$p")
+        check_eq "$n owned by root" root "$(owner "$p")"
+        for f in cgroup.procs cgroup.threads cgroup.subtree_control cpu.weight cpu.max; do
+                check_eq "$n/$f owned by root" root "$(owner "$p/$f")"
+        done
+done
+check_eq "user group below a pool owned by root" root "$(owner "$PA/user-$IA")"
+check_eq "session below a pool owned by the user" "$UA" "$(owner "$CG2$SA")"
+check_eq "session cpu.weight stays root's" root "$(owner "$CG2$SA/cpu.weight")"
+
+section "4. attacks as the user (one shell: execs are slow under emulation)"
+ATTACKS="$T/attacks"; : >"$ATTACKS"
+attack() { printf '%s\t%s\n' "$1" "$2" >>"$ATTACKS"; }
+run_attacks() {
+        as_user "$1" "while IFS='	' read -r d c; do if (eval \"\$c\") >/dev/null 2>&1; then echo \"BAD	\$d\"; else echo \"OK	\$d\"; fi; done <$ATTACKS" >"$T/attacks.out" 2>&1
+        while IFS='	' read -r d _; do
+                if grep -qxF "OK	$d" "$T/attacks.out"; then ok "$d"; else not_ok "$d"; fi
+        done <"$ATTACKS"
+        : >"$ATTACKS"
+}
+attack "user cannot write the pool's cpu.weight" "echo 10000 > $PA/cpu.weight"
+attack "user cannot lift the other pool's cap" "echo max > $PB/cpu.max"
+attack "user cannot write the pool's cgroup.subtree_control" "echo -cpu > $PA/cgroup.subtree_control"
+attack "user cannot write the own user group's cpu.weight" "echo 10000 > $PA/user-$IA/cpu.weight"
+attack "user cannot chmod the pool's cpu.weight" "chmod 666 $PA/cpu.weight"
+attack "user cannot move a session process into the pool" "echo $SLEEPER > $PA/cgroup.procs"
+attack "user cannot move a session process into the own user group" "echo $SLEEPER > $PA/user-$IA/cgroup.procs"
+attack "user cannot move a session process into another user's session in the pool" "echo $SLEEPER > $CG2$SB/login/cgroup.procs"
+attack "user cannot move a session process into the other pool" "echo $SLEEPER > $CG2$SC/login/cgroup.procs"
+attack "user cannot move a session process into <root>" "echo $SLEEPER > $CG/cgroup.procs"
+attack "user cannot make groups in the pool" "mkdir $PA/x"
+attack "user cannot make a pool" "mkdir $CG/pool-mine"
+run_attacks "$UA"
+attack "user c cannot lift the own pool's cap" "echo max > $PB/cpu.max"
+attack "user c cannot raise the own pool's weight" "echo 10000 > $PB/cpu.weight"
+run_attacks "$UC"
+check_eq "after the attacks the pools' values are unchanged" "300 100 150000 100000" \
+        "$(cat "$PA/cpu.weight") $(cat "$PB/cpu.weight") $(cat "$PB/cpu.max")"
+check_eq "and the process still in login/" "0::$SA/login" "$(cat "/proc/$SLEEPER/cgroup")"
+
+section "5. close; a pool change between logins with a session lingering in the old pool"
+touch "$T/b1.go" "$T/c1.go"; wait "$PID_b1" "$PID_c1" 2>/dev/null
+check "b's groups removed, pool alpha stays for a" test ! -e "$PA/user-$IB" -a -d "$PA"
+check "the last close in pool beta removed the pool" test ! -e "$PB"
+touch "$T/a1.go"; wait "$PID_a1" 2>/dev/null
+check "a's session lingers in pool alpha (its sleep)" test -d "$CG2$SA/login"
+drv agp2 "$UA" open cgroup close >"$T/move.out" 2>&1
+check "the next login went to pool beta" grep -q "^cgroup=/$ROOT/pool-beta/user-$IA/.*/login\$" "$T/move.out"
+check "the lingering session stayed in pool alpha" test -d "$CG2$SA/login"
+kill "$SLEEPER"; for _ in $(seq 100); do [ -z "$(cat "$CG2$SA/login/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.05; done
+drv agp2 "$UA" open cgroup close >"$T/move2.out" 2>&1
+check "the next login swept the emptied session and the old pool" test ! -e "$PA"
+check_eq "nothing left below <root>" "" "$(ls "$CG" | grep -E '^(pool|user)-')"
+
+section "6. CPU share: pool alpha (a: 4 spinners, b: 4) against pool beta (c: 1), weights 300:100"
+# Pinned to CPU 0 (see test-v2.sh). Ideal for c: 100/(300+100) = 25% of CPU 0;
+# flat per-user groups would give 33%, no grouping 11%.
+SPIN="taskset -c 0 sh -c 'while :; do :; done'"
+usage() { local k v; while read -r k v; do [ "$k" = usage_usec ] && { echo "$v"; return; }; done <"$1/cpu.stat"; echo 0; }
+spin() { # spin NAME USER COUNT
+        drv agp1 "$2" open env cgroup \
+                spawn-user "for i in \$(seq $3); do $SPIN & echo \$! >> $U/$1.pids; done; wait" \
+                wait-file "$T/$1.go" close >"$T/$1.out" 2>&1 &
+        track_pid $!
+        eval "PID_$1=$!"
+        wait_for "$T/$1.out" '^cgroup='
+}
+spin sa "$UA" 4
+spin sb "$UB" 4
+spin sc "$UC" 1
+for _ in $(seq 100); do [ "$(cat "$U/sa.pids" "$U/sb.pids" 2>/dev/null | wc -l)" = 8 ] && [ -s "$U/sc.pids" ] && break; sleep 0.05; done
+SPIN_S=${AG_SPIN_S:-3}
+sleep 0.5
+a0=$(usage "$PA"); c0=$(usage "$PB")
+sleep "$SPIN_S"
+a1=$(usage "$PA"); c1=$(usage "$PB")
+pkill -KILL -u "$UA"; pkill -KILL -u "$UB"; pkill -KILL -u "$UC"
+da=$((a1 - a0)); dc=$((c1 - c0))
+SHARE=$(awk -v a="$da" -v c="$dc" 'BEGIN { if (a + c > 0) printf "%d", 100 * c / (a + c); else print -1 }')
+echo "# pool alpha used $((da / 1000)) ms, pool beta $((dc / 1000)) ms in ${SPIN_S} s: beta's share of CPU 0 $SHARE% (ideal 25%; flat per-user 33%)"
+check "pool beta's share is within 10-40% (got $SHARE%)" test "$SHARE" -ge 10 -a "$SHARE" -le 40
+touch "$T/sa.go" "$T/sb.go" "$T/sc.go"; wait "$PID_sa" "$PID_sb" "$PID_sc" 2>/dev/null
+check_eq "every group removed after the spinners' sessions closed" "" "$(ls "$CG" | grep -E '^(pool|user)-')"
+finish
