@@ -77,6 +77,7 @@ CONF
 ldap_stop_slapd() {
         [ -n "$LD_SLAPD_PID" ] || return 0
         kill -TERM "$LD_SLAPD_PID" 2>/dev/null
+        kill -CONT "$LD_SLAPD_PID" 2>/dev/null   # it may be stopped (the hung-directory case)
         wait "$LD_SLAPD_PID" 2>/dev/null
         LD_SLAPD_PID=""
 }

@@ -11,6 +11,8 @@
 # Skipped (77) only when rpmbuild is missing. Nothing is installed with rpm.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
+# The spec's %check runs make check (unit tests only); never this test again inside it.
+[ -z "${AG_IN_RPM_TEST:-}" ] && export AG_IN_RPM_TEST=1 || { echo "1..0 # SKIP nested in test-rpm.sh's own rpmbuild"; exit 77; }
 for c in rpmbuild rpm rpm2cpio cpio; do
         command -v "$c" >/dev/null 2>&1 || { echo "1..0 # SKIP $c not installed (package rpm, cpio)"; exit 77; }
 done
@@ -34,7 +36,10 @@ rm -rf "$DIST"
 cp "$SPEC" "$R/SPECS/"
 t0=$(date +%s)
 # --noclean: keep the build tree for the make install comparison below
-rpmbuild -bb --nodeps --noclean --define "_topdir $R" --define "_smp_mflags -j2" \
+# Without the make variables of a calling make check: its MAKEFLAGS carry
+# TESTS=..., which would reach the make check of the spec's %check.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u TESTS \
+        rpmbuild -bb --nodeps --noclean --define "_topdir $R" --define "_smp_mflags -j2" \
         "$R/SPECS/$NAME.spec" >"$T/rpmbuild.log" 2>&1
 rc=$?
 echo "# rpmbuild took $(( $(date +%s) - t0 )) s"
@@ -50,7 +55,7 @@ echo "# $(basename "$RPM")"
 echo "# 3. the file list is what make install installs"
 BUILD=$(ls -d "$R"/BUILD/"$NAME-$VERSION" 2>/dev/null | head -n1)
 check "rpmbuild's configured tree kept" test -f "$BUILD/Makefile"
-make -s -C "$BUILD" install DESTDIR="$T/inst" >"$T/install.log" 2>&1
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES make -s -C "$BUILD" install DESTDIR="$T/inst" >"$T/install.log" 2>&1
 check "make install DESTDIR=... from the same configure" test -d "$T/inst"
 # files and symlinks; man pages are compressed by rpmbuild (brp-compress)
 (cd "$T/inst" && find . ! -type d | sed 's|^\.||' | sed -E 's/\.(gz|bz2|xz|zst)$//' | sort) >"$T/inst.list"
