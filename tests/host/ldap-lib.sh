@@ -14,6 +14,22 @@ LD="$T/ldap"
 LD_SLAPD_PID=""
 LD_NSLCD_PID=""
 LD_HOLDER_PID=""
+LD_LOGCAP_PID=""
+
+# ldap_private_syslog: when the host's /dev/log is taken (another test's
+# capture, or a real syslog), capture this lane's log lines anyway: a private
+# receiver whose socket is bind-mounted over /dev/log in the namespace.
+# Call before ldap_start_ns.
+ldap_private_syslog() {
+        have_syslog && return 0
+        [ -S /dev/log ] || return 1
+        "$LOGCAP" "$LD/log.sock" "$SYSLOG" >"$LD/logcap.out" 2>&1 &
+        LD_LOGCAP_PID=$!
+        for _ in $(seq 100); do grep -q ready "$LD/logcap.out" 2>/dev/null && return 0; sleep 0.05; done
+        return 1
+}
+# ldap_have_log: this lane's log lines are captured in $SYSLOG
+ldap_have_log() { have_syslog || [ -n "$LD_LOGCAP_PID" ]; }
 
 # ldap_missing: prints why the lane cannot run here (empty when it can)
 ldap_missing() {
@@ -89,6 +105,7 @@ ldap_add() { ldapadd -x -H "$LD_URI" -D "cn=admin,$LD_BASE" -w secret >>"$LD/lda
 # sleeping process) and nslcd inside it
 ldap_start_ns() {
         mkdir -p "$LD/run-nslcd"
+        [ -S "$LD/log.sock" ] || rm -f "$LD/log.sock"
         cat >"$LD/nsswitch.conf" <<'CONF'
 # private to the pam_autogroup directory lane (bind-mounted in its namespace)
 passwd:         files ldap
@@ -107,6 +124,7 @@ CONF
                 set -e
                 mount --bind "$1/nsswitch.conf" /etc/nsswitch.conf
                 mount --bind "$1/nslcd.conf" /etc/nslcd.conf
+                if [ -S "$1/log.sock" ]; then mount --bind "$1/log.sock" /dev/log; fi
                 if [ -d /run/nslcd ]; then mount --bind "$1/run-nslcd" /run/nslcd
                 else mount -t tmpfs -o mode=755 agtest-run /run && mkdir -p /run/nslcd /run/lock; fi
                 echo ready >"$1/ns.ready"
@@ -161,6 +179,10 @@ ldap_cleanup() {
         for p in $(ldap_ns_pids); do
                 [ "$p" = "$LD_HOLDER_PID" ] || kill -KILL "$p" 2>/dev/null
         done
+        if [ -n "$LD_LOGCAP_PID" ]; then
+                kill "$LD_LOGCAP_PID" 2>/dev/null; wait "$LD_LOGCAP_PID" 2>/dev/null
+                LD_LOGCAP_PID=""
+        fi
         if [ -n "$LD_HOLDER_PID" ]; then
                 kill -TERM "$LD_HOLDER_PID" 2>/dev/null
                 wait "$LD_HOLDER_PID" 2>/dev/null

@@ -64,6 +64,8 @@ check "directory populated" test "$(ldapsearch -x -LLL -H "$LD_URI" -b "$LD_BASE
 # (AG_LDAP_NSLCD_DEFAULTS=1 measures with nslcd's defaults instead: minutes.)
 NSLCD_OPTS=("bind_timelimit 2" "timelimit 2" "reconnect_sleeptime 1" "reconnect_retrytime 3")
 [ -z "${AG_LDAP_NSLCD_DEFAULTS:-}" ] || NSLCD_OPTS=("# nslcd defaults")
+mkdir -p "$LD"
+ldap_private_syslog || true
 if ! ldap_start_ns "${NSLCD_OPTS[@]}"; then not_ok "nslcd started in a private mount namespace"; finish; fi
 ok "nslcd started in a private mount namespace"
 check_eq "inside: a directory user resolves" "$DM:*:$IDM:$GIDP" "$(inns getent passwd "$DM" | cut -d: -f1-4)"
@@ -196,7 +198,7 @@ down_checks() {
         # (a second, untimed login: run-user's initgroups() would ask the directory too)
         drv "$LU" open run-user "cat $CPU/$ROOT/user-$ILU/cpu.shares >$U/$w.shares" close >/dev/null 2>&1
         check_eq "$w, local user: the directory group's rule cannot apply (cpu.shares 1024)" 1024 "$(cat "$U/$w.shares" 2>/dev/null)"
-        if have_syslog; then
+        if ldap_have_log; then
                 check_eq "$w, local user: one log line" 1 "$LINES"
         else
                 skip "$w, local user: one log line (no syslog capture)"
@@ -208,7 +210,7 @@ down_checks() {
         FIG="$FIG $w/directory=${ELAPSED}ms"
         check "$w, directory user: the stack goes on (PAM_SUCCESS)" grep -q '^open=PAM_SUCCESS' "$T/$w-dir.out"
         check "$w, directory user: not grouped" test ! -e "$CPU/$ROOT/user-$IDM"
-        if have_syslog; then
+        if ldap_have_log; then
                 check_eq "$w, directory user: one log line" 1 "$LINES"
         else
                 skip "$w, directory user: one log line (no syslog capture)"
