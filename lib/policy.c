@@ -21,7 +21,10 @@ void ag_policy_init(AgPolicy *ret) {
 
 /* in_group answers, so that each distinct group is asked about at most once
  * per resolve. Past GROUP_CACHE_SIZE distinct groups the answers are simply
- * not remembered any more. */
+ * not remembered any more. After the first error (NSS could not answer: a
+ * directory that is down) no group is asked about any more: every further
+ * @group rule counts as "no" at once, so a login pays the directory's
+ * timeout once rather than once per group. */
 #define GROUP_CACHE_SIZE 32
 
 typedef struct GroupAnswer {
@@ -32,17 +35,26 @@ typedef struct GroupAnswer {
 typedef struct GroupCache {
         GroupAnswer entries[GROUP_CACHE_SIZE];
         size_t n;
+        bool failed;                    /* in_group returned an error */
 } GroupCache;
 
 static bool in_group_cached(GroupCache *cache, const char *group,
                             ag_in_group_fn in_group, void *userdata) {
         bool member;
+        int r;
 
         for (size_t i = 0; i < cache->n; i++)
                 if (strcmp(cache->entries[i].name, group) == 0)
                         return cache->entries[i].member;
 
-        member = in_group(userdata, group) > 0;   /* errors count as "no" */
+        if (cache->failed)
+                return false;
+        r = in_group(userdata, group);
+        if (r < 0) {
+                cache->failed = true;   /* an error counts as "no", for every group from now on */
+                return false;
+        }
+        member = r > 0;
         if (cache->n < GROUP_CACHE_SIZE)
                 cache->entries[cache->n++] = (GroupAnswer) { group, member };
         return member;

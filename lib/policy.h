@@ -21,7 +21,9 @@ typedef struct AgPolicy {
 } AgPolicy;
 
 /* Answers whether the user is a member of group (primary or supplementary).
- * Returns > 0 for yes, 0 for no, < 0 on error (treated as no). */
+ * Returns > 0 for yes, 0 for no, < 0 on error: treated as no, and during the
+ * rest of that ag_policy_resolve() no other group is asked about (a directory
+ * that is down is waited for once per login, not once per group). */
 typedef int (*ag_in_group_fn)(void *userdata, const char *group);
 
 void ag_policy_init(AgPolicy *ret);

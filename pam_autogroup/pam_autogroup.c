@@ -11,6 +11,7 @@
 #endif
 
 #include <errno.h>
+#include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,11 +110,51 @@ static void config_error(void *userdata, const char *file, unsigned line, const 
 struct group_ctx {
         pam_handle_t *pamh;
         const char *user;
+        gid_t gid;                      /* the user's primary group */
 };
 
+#define GROUP_BUF_MAX (16U << 20)       /* a directory group with very many members */
+
+/* Membership decided as pam_modutil_user_in_group_nam_nam() does (the
+ * primary gid, or the user's name among the members), but with the user's
+ * entry looked up once per login and the group's through getgrnam_r()
+ * itself: pam_modutil reports an NSS error (a directory that is down) as
+ * "not a member", so every further @group rule would wait for the dead
+ * directory again. An error is returned as -errno and logged here, once:
+ * ag_policy_resolve() asks about no further group after it. */
 static int in_group(void *userdata, const char *group) {
         struct group_ctx *g = userdata;
-        return pam_modutil_user_in_group_nam_nam(g->pamh, g->user, group);
+        struct group grp, *res = NULL;
+        size_t size = 16384;
+        char *buf = NULL;
+        int r, member = 0;
+
+        for (;;) {
+                char *n = realloc(buf, size);
+                if (!n) {
+                        r = ENOMEM;
+                        break;
+                }
+                buf = n;
+                r = getgrnam_r(group, &grp, buf, size, &res);
+                if (r != ERANGE || size >= GROUP_BUF_MAX)
+                        break;
+                size *= 2;
+        }
+        if (r != 0) {
+                pam_syslog(g->pamh, LOG_WARNING,
+                           "cannot look up group %s (%s; is the directory down?): "
+                           "@group rules not applied to %s for this login", group, strerror(r), g->user);
+                free(buf);
+                return -r;
+        }
+        if (res) {
+                member = res->gr_gid == g->gid;
+                for (char **m = res->gr_mem; !member && m && *m; m++)
+                        member = strcmp(*m, g->user) == 0;
+        }
+        free(buf);
+        return member;
 }
 
 static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, const char *op, const char *user,
@@ -256,7 +297,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 pam_syslog(pamh, LOG_CRIT, "cannot load %s: %s", ctl.conf, strerror(-r));
                 return fail_rc(&ctl);
         }
-        struct group_ctx g = { .pamh = pamh, .user = user };
+        struct group_ctx g = { .pamh = pamh, .user = user, .gid = pw->pw_gid };
         ag_policy_resolve(config, user, pw->pw_uid, in_group, &g, &policy);
         if (ctl.flags & PAM_DEBUG_ARG)
                 pam_syslog(pamh, LOG_DEBUG, "policy for %s: weight %u, max %ld%s, sessions %s, idle %s", user,

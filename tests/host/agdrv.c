@@ -103,8 +103,11 @@ int main(int argc, char **argv) {
                 return 2;
         }
         pam = strcmp(argv[1], "--pam") == 0;
+        /* Through PAM a user NSS cannot resolve still gets a session attempt
+         * (a directory that is down: the module must cope); only run-user and
+         * spawn-user need the entry. */
         pw = getpwnam(argv[4]);
-        if (!pw) {
+        if (!pw && !pam) {
                 fprintf(stderr, "agdrv: no user %s\n", argv[4]);
                 return 2;
         }
@@ -161,6 +164,9 @@ int main(int argc, char **argv) {
                         free(path);
                         if (hh != h)
                                 ag_hierarchy_free(hh);
+                } else if ((strcmp(a, "run-user") == 0 || strcmp(a, "spawn-user") == 0) && i + 1 < argc && !pw) {
+                        i++;
+                        printf("run-user: failed (no user %s)\n", argv[4]);
                 } else if ((strcmp(a, "run-user") == 0 || strcmp(a, "spawn-user") == 0) && i + 1 < argc) {
                         pid_t pid = run_user(pw, argv[++i]);
                         int st;

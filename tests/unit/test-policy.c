@@ -443,11 +443,13 @@ static void test_group_no_callback_or_error(void **state) {
         assert_int_equal(p.weight, 10);
         assert_source(&p, AG_ITEM_WEIGHT, 1);
 
-        /* an error is a no */
+        /* an error is a no, and after it no other group is asked about
+         * ("broken", the later line, is asked first) */
         p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 30);
+        assert_int_equal(p.weight, 10);
+        assert_source(&p, AG_ITEM_WEIGHT, 1);
         assert_int_equal(calls_for(&f, "broken"), 1);
-        assert_int_equal(calls_for(&f, "staff"), 1);
+        assert_int_equal(calls_for(&f, "staff"), 0);
 
         /* a group named like the user is still a group */
         ag_config_free(c);
@@ -456,6 +458,43 @@ static void test_group_no_callback_or_error(void **state) {
         p = resolve(c, "alice", 1000, &f);
         assert_defaults(&p);
         assert_int_equal(calls_for(&f, "alice"), 1);
+        ag_config_free(c);
+}
+
+/* A directory that is down: the first group asked about fails, and with
+ * many @group rules over several items that one look-up is the only one;
+ * user, uid-range and * rules still apply. A group answered before the
+ * failure keeps its answer. */
+static void test_group_error_asks_once(void **state) {
+        static const char *const staff[] = { "staff", NULL };
+        AgConfig *c = parse("* weight 10\n"
+                            "1000: max 50%\n"
+                            "@d1 weight 20\n@d2 max 30%\n@d3 idle yes\n@d4 sessions no\n"
+                            "@d5 weight 21\n@d6 max 31%\n@staff idle no\n@dead weight 40\n"
+                            "alice sessions yes\n");
+        FakeGroups f = { .member_of = staff, .fail = "dead" };
+        AgPolicy p;
+
+        (void) state;
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(f.n_calls, 1);
+        assert_int_equal(calls_for(&f, "dead"), 1);
+        assert_int_equal(p.weight, 10);
+        assert_int_equal(p.max_pct, 50);
+        assert_true(p.sessions);
+        assert_false(p.idle);
+        assert_source(&p, AG_ITEM_SESSIONS, 11);
+
+        /* fails after one success: the success stands, nothing more is asked */
+        f = (FakeGroups) { .member_of = staff, .fail = "d6" };
+        ag_config_free(c);
+        c = parse("@d1 weight 20\n@d6 max 31%\n@staff idle yes\n");
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(f.n_calls, 2);         /* staff (for idle), then d6 (for max) */
+        assert_true(p.idle);
+        assert_int_equal(p.max_pct, AG_MAX_NONE);
+        assert_int_equal(p.weight, 100);
+        assert_int_equal(calls_for(&f, "d1"), 0);
         ag_config_free(c);
 }
 
@@ -829,6 +868,7 @@ int main(void) {
                 cmocka_unit_test(test_group_calls),
                 cmocka_unit_test(test_group_many),
                 cmocka_unit_test(test_group_no_callback_or_error),
+                cmocka_unit_test(test_group_error_asks_once),
                 cmocka_unit_test(test_brief_example),
                 cmocka_unit_test_setup_teardown(test_dropins_after_main, tmpdir_setup, tmpdir_teardown),
                 cmocka_unit_test(test_weight_to_shares),

@@ -1,0 +1,239 @@
+#!/bin/bash
+# The directory lane: @group rules resolved from a real LDAP directory.
+#
+# A throw-away slapd on 127.0.0.1 (free port, scratch database) and a private
+# nslcd (libnss-ldapd's daemon), with the module, the driver and the helper
+# run in a private mount namespace whose /etc/nsswitch.conf says
+# "passwd: files ldap" / "group: files ldap" (tests/host/ldap-lib.sh). The
+# users and groups below exist only in the directory; the host never sees
+# them. Then the directory goes down (slapd hung, then killed, while nslcd
+# runs): logins of a local and of a directory user must finish in bounded
+# time, with one log line, and the stack goes on. The times are printed (the
+# README states the bound); they are not asserted.
+. "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$abs_top_srcdir/tests/host/ldap-lib.sh"
+require_root
+[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+why=$(ldap_missing)
+if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 77; fi
+trap 'ldap_cleanup; ag_cleanup' EXIT
+
+ROOT="agtest-$$"
+CG="$CPU/$ROOT"
+AG_CGROOTS="$CG"
+HELPER="$abs_top_builddir/helper/autogroup"
+NSS_BEFORE=$(sha256sum /etc/nsswitch.conf)
+start_syslog || true
+
+# Directory-only users and groups: uids/gids far above any local range, unique per run
+B=$((3000000 + ($$ % 100000) * 10))
+DM="${TAG}dm"; DN="${TAG}dn"; DI="${TAG}di"          # member, non-member, idle-group member
+GP="${TAG}pg"; GL="${TAG}lg"; GI="${TAG}li"           # primary, "login" group, idle group
+IDM=$((B + 1)); IDN=$((B + 2)); IDI=$((B + 3))
+GIDP=$((B + 5)); GIDL=$((B + 6)); GIDI=$((B + 7))
+# a local user who is a member of a directory group
+add_user "${TAG}lu"
+LU="${TAG}lu"; ILU=$(id -u "$LU")
+
+echo "# 0. a throw-away directory and a private nslcd"
+if ! ldap_start_slapd; then not_ok "slapd started"; finish; fi
+ok "slapd started on $LD_URI"
+person() {
+        printf 'dn: uid=%s,ou=people,%s\nobjectClass: account\nobjectClass: posixAccount\n' "$1" "$LD_BASE"
+        printf 'cn: %s\nuid: %s\nuidNumber: %s\ngidNumber: %s\nhomeDirectory: /nonexistent\nloginShell: /bin/sh\n\n' \
+                "$1" "$1" "$2" "$GIDP"
+}
+group() { # group NAME GID MEMBER...
+        printf 'dn: cn=%s,ou=groups,%s\nobjectClass: posixGroup\ncn: %s\ngidNumber: %s\n' "$1" "$LD_BASE" "$1" "$2"
+        shift 2
+        for m in "$@"; do printf 'memberUid: %s\n' "$m"; done
+        echo
+}
+{
+        printf 'dn: %s\nobjectClass: dcObject\nobjectClass: organization\no: pam_autogroup test\ndc: ag%s\n\n' "$LD_BASE" "$$"
+        printf 'dn: ou=people,%s\nobjectClass: organizationalUnit\nou: people\n\n' "$LD_BASE"
+        printf 'dn: ou=groups,%s\nobjectClass: organizationalUnit\nou: groups\n\n' "$LD_BASE"
+        person "$DM" "$IDM"; person "$DN" "$IDN"; person "$DI" "$IDI"
+        group "$GP" "$GIDP"
+        group "$GL" "$GIDL" "$DM" "$LU"
+        group "$GI" "$GIDI" "$DI"
+} | ldap_add
+check "directory populated" test "$(ldapsearch -x -LLL -H "$LD_URI" -b "$LD_BASE" dn 2>/dev/null | grep -c '^dn:')" = 9
+# Short timeouts so that a dead directory costs seconds, not minutes; the
+# README's figures come from these settings.
+# (AG_LDAP_NSLCD_DEFAULTS=1 measures with nslcd's defaults instead: minutes.)
+NSLCD_OPTS=("bind_timelimit 2" "timelimit 2" "reconnect_sleeptime 1" "reconnect_retrytime 3")
+[ -z "${AG_LDAP_NSLCD_DEFAULTS:-}" ] || NSLCD_OPTS=("# nslcd defaults")
+mkdir -p "$LD"
+ldap_private_syslog || true
+if ! ldap_start_ns "${NSLCD_OPTS[@]}"; then not_ok "nslcd started in a private mount namespace"; finish; fi
+ok "nslcd started in a private mount namespace"
+check_eq "inside: a directory user resolves" "$DM:*:$IDM:$GIDP" "$(inns getent passwd "$DM" | cut -d: -f1-4)"
+check_eq "inside: a directory group resolves" "$GL:*:$GIDL:$DM,$LU" "$(inns getent group "$GL" | sed "s/:$LU,$DM\$/:$DM,$LU/")"
+check "inside: the local user is in the directory group" sh -c "nsenter -t $LD_HOLDER_PID -m -- id -nG $LU | grep -qw $GL"
+check_not "outside: the host does not know the directory user" getent passwd "$DM"
+check_not "outside: the host does not know the directory group" getent group "$GL"
+check_eq "outside: host nsswitch.conf unchanged" "$NSS_BEFORE" "$(sha256sum /etc/nsswitch.conf)"
+
+CONF="$T/autogroup.conf"
+cat >"$CONF" <<CONF
+*               weight   100
+@$GL            weight   300
+@$GL            max      50%
+@$GI            sessions no
+@$GI            idle     yes
+@$GI            weight   20
+# groups that exist nowhere: every login asks about them first (they are the
+# later lines), so a dead directory is asked several times per login
+@${TAG}x1       weight   7
+@${TAG}x2       weight   8
+@${TAG}x3       weight   9
+CONF
+chmod 644 "$CONF"
+printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\nsession required pam_permit.so\n' \
+        "$AG_MODULE" "$ROOT" "$CONF" >"$T/agldap"
+drv() { inns "$AGDRV" --pam "$T" agldap "$@"; }
+val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+# login NAME USER: open, read the user group's cpu.* files as root while open, close
+login() {
+        local n="$1" u="$2"
+        drv "$u" open env cgroup run-user "true" close >"$T/$n.out" 2>&1 &
+        wait $!
+}
+# a session of USER kept open until $T/NAME.go exists; prints nothing
+bg() {
+        local n="$1" u="$2"
+        drv "$u" open env cgroup wait-file "$T/$n.go" close cgroup >"$T/$n.out" 2>&1 &
+        track_pid $!
+        eval "PID_$n=$!"
+        wait_for "$T/$n.out" '^cgroup='
+}
+cg() { cat "$CPU/$ROOT/user-$1/$2" 2>/dev/null; }
+
+echo "# 1. an @group rule from the directory applies to a member, not to a non-member"
+bg m "$DM"
+bg n "$DN"
+bg l "$LU"
+check "member: session opened" grep -q '^open=PAM_SUCCESS' "$T/m.out"
+check "member: caller in its login/ leaf" grep -q "^cgroup=/$ROOT/user-$IDM/[^/]*/login\$" "$T/m.out"
+check_eq "member: @$GL weight 300 -> cpu.shares 3072" 3072 "$(cg "$IDM" cpu.shares)"
+check_eq "member: @$GL max 50% -> cfs_quota_us 50000" 50000 "$(cg "$IDM" cpu.cfs_quota_us)"
+check_eq "member: user group owned by root" root "$(stat -c %U "$CPU/$ROOT/user-$IDM")"
+S_M=$(val AUTOGROUP_SESSION m)
+check_eq "member: session delegated to the directory uid" "$IDM" "$(stat -c %u "$CPU$S_M" 2>/dev/null)"
+check "non-member: session opened" grep -q '^open=PAM_SUCCESS' "$T/n.out"
+check_eq "non-member: * weight 100 -> cpu.shares 1024" 1024 "$(cg "$IDN" cpu.shares)"
+check_eq "non-member: no cap" -1 "$(cg "$IDN" cpu.cfs_quota_us)"
+check_eq "local user in a directory group: cpu.shares 3072" 3072 "$(cg "$ILU" cpu.shares)"
+check_eq "local user in a directory group: cfs_quota_us 50000" 50000 "$(cg "$ILU" cpu.cfs_quota_us)"
+
+echo "# 2. explain agrees (the helper run in the same namespace)"
+inns "$HELPER" explain --conf "$CONF" "$DM" >"$T/ex-m.out" 2>&1
+check "explain member: weight from @$GL" grep -qE "^weight +300 +from $CONF:2 \(rule text: @$GL +weight +300\)" "$T/ex-m.out"
+check "explain member: max from @$GL" grep -qE "^max +50% +from $CONF:3 " "$T/ex-m.out"
+check "explain member: the directory groups listed" grep -qE "groups: .*\b$GL\b" "$T/ex-m.out"
+check "explain member: the values the module wrote" grep -qx "cgroup v1: cpu.shares=$(cg "$IDM" cpu.shares) cpu.cfs_quota_us=$(cg "$IDM" cpu.cfs_quota_us) cpu.cfs_period_us=100000 cpu.idle=0" "$T/ex-m.out"
+inns "$HELPER" explain --conf "$CONF" "$DN" >"$T/ex-n.out" 2>&1
+check "explain non-member: weight from *" grep -qE "^weight +100 +from $CONF:1 " "$T/ex-n.out"
+check "explain non-member: the values the module wrote" grep -qx "cgroup v1: cpu.shares=$(cg "$IDN" cpu.shares) cpu.cfs_quota_us=$(cg "$IDN" cpu.cfs_quota_us) cpu.cfs_period_us=100000 cpu.idle=0" "$T/ex-n.out"
+check_not "explain outside the namespace: the user is unknown" "$HELPER" explain --conf "$CONF" "$DM"
+
+echo "# 3. sessions, idle and weight from a directory group"
+bg i "$DI"
+check "idle-group member: session opened" grep -q '^open=PAM_SUCCESS' "$T/i.out"
+check_eq "sessions no -> caller in user-<uid>" "/$ROOT/user-$IDI" "$(val cgroup i)"
+check_eq "idle yes -> cpu.idle 1" 1 "$(cg "$IDI" cpu.idle)"
+# (with cpu.idle 1 the kernel itself reports the idle weight, 3 shares)
+check_eq "idle group: cpu.shares is the kernel's idle weight" 3 "$(cg "$IDI" cpu.shares)"
+inns "$HELPER" explain --conf "$CONF" "$DI" >"$T/ex-i.out" 2>&1
+check "explain: weight 20 from @$GI" grep -qE "^weight +20 +from $CONF:6 " "$T/ex-i.out"
+check "explain: sessions from @$GI" grep -qE "^sessions +no +from $CONF:4 " "$T/ex-i.out"
+check "explain: idle from @$GI" grep -qE "^idle +yes +from $CONF:5 " "$T/ex-i.out"
+
+echo "# 4. cleanup at close"
+touch "$T/m.go" "$T/n.go" "$T/l.go" "$T/i.go"
+wait "$PID_m" "$PID_n" "$PID_l" "$PID_i" 2>/dev/null
+for n in m n l i; do
+        check "$n: close returned PAM_SUCCESS" grep -q '^close=PAM_SUCCESS' "$T/$n.out"
+done
+check_eq "no user group left behind" "" "$(ls -d "$CG"/user-* 2>/dev/null)"
+
+# ---- the directory goes down, nslcd stays up
+# down_login NAME USER: one timed login; prints the time and counts the
+# module's log lines and the group look-ups nslcd was asked for
+down_login() {
+        local n="$1" u="$2" t0 t1 l0 o0
+        l0=$(wc -l <"$SYSLOG")
+        o0=$(stat -c %s "$LD/nslcd.log")
+        t0=$(date +%s%N)
+        drv "$u" open cgroup close >"$T/$n.out" 2>&1
+        t1=$(date +%s%N)
+        sleep 0.2
+        ELAPSED=$(( (t1 - t0) / 1000000 ))
+        LINES=$(tail -n +"$((l0 + 1))" "$SYSLOG" | grep -c 'pam_autogroup')
+        tail -n +"$((l0 + 1))" "$SYSLOG" | grep 'pam_autogroup' | sed 's/^/#   log: /'
+        # one request = one id in brackets; group-by-name requests are tagged <group="NAME">
+        GROUPQ=$(tail -c +"$((o0 + 1))" "$LD/nslcd.log" | grep -ao '^nslcd: \[[0-9a-f]*\] <group="' | sort -u | wc -l)
+        echo "# $n: login of $u took $ELAPSED ms, $LINES module log line(s), $GROUPQ group look-up(s) sent to nslcd"
+}
+# outage hung|down: the directory stops answering (SIGSTOP: connections
+# accepted, nothing answered) or goes away (slapd killed: refused)
+outage() { if [ "$1" = hung ]; then kill -STOP "$LD_SLAPD_PID"; else ldap_stop_slapd; fi; }
+# recover hung|down: the directory back, and nslcd using it again
+recover() {
+        if [ "$1" = hung ]; then kill -CONT "$LD_SLAPD_PID"; else ldap_start_slapd; fi
+        for _ in $(seq 200); do inns getent group "$GL" >/dev/null 2>&1 && return 0; sleep 0.1; done
+        return 1
+}
+# down_checks hung|down: a login of a local and of a directory user, each
+# in a fresh outage (the first look-up after the directory goes is the slow one)
+down_checks() {
+        local w="$1"
+        outage "$w"
+        down_login "$w-local" "$LU"
+        FIG="$FIG $w/local=${ELAPSED}ms"
+        check "$w, local user: the stack goes on (PAM_SUCCESS)" grep -q '^open=PAM_SUCCESS' "$T/$w-local.out"
+        check "$w, local user: still grouped" grep -q "^cgroup=/$ROOT/user-$ILU/" "$T/$w-local.out"
+        # (a second, untimed login: run-user's initgroups() would ask the directory too)
+        drv "$LU" open run-user "cat $CPU/$ROOT/user-$ILU/cpu.shares >$U/$w.shares" close >/dev/null 2>&1
+        check_eq "$w, local user: the directory group's rule cannot apply (cpu.shares 1024)" 1024 "$(cat "$U/$w.shares" 2>/dev/null)"
+        if ldap_have_log; then
+                check_eq "$w, local user: one log line" 1 "$LINES"
+        else
+                skip "$w, local user: one log line (no syslog capture)"
+        fi
+        check "$w, local user: nslcd asked about one group, not one per rule ($GROUPQ)" test "$GROUPQ" -le 1
+        check "$w: directory back" recover "$w"
+        outage "$w"
+        down_login "$w-dir" "$DM"
+        FIG="$FIG $w/directory=${ELAPSED}ms"
+        check "$w, directory user: the stack goes on (PAM_SUCCESS)" grep -q '^open=PAM_SUCCESS' "$T/$w-dir.out"
+        check "$w, directory user: not grouped" test ! -e "$CPU/$ROOT/user-$IDM"
+        if ldap_have_log; then
+                check_eq "$w, directory user: one log line" 1 "$LINES"
+        else
+                skip "$w, directory user: one log line (no syslog capture)"
+        fi
+        check "$w, nslcd still runs" kill -0 "$LD_NSLCD_PID"
+        check "$w: directory back" recover "$w"
+}
+# nslcd again, now logging each request (to count the group look-ups)
+ldap_stop_nslcd
+NSLCD_DEBUG=1 ldap_start_nslcd || not_ok "nslcd restarted with request logging"
+FIG=""
+
+echo "# 5. directory hung (slapd stopped with SIGSTOP: connections open, no answers)"
+down_checks hung
+
+echo "# 6. directory down (slapd killed, connection refused)"
+down_checks down
+echo "# directory-down login times (nslcd: ${NSLCD_OPTS[*]}):$FIG"
+
+echo "# 7. the host is as it was"
+ldap_cleanup
+check_eq "host nsswitch.conf unchanged" "$NSS_BEFORE" "$(sha256sum /etc/nsswitch.conf)"
+check_not "no daemon of this test left" sh -c "ps -eo args | grep -v grep | grep -qF '$LD/'"
+check_eq "no user group left behind" "" "$(ls -d "$CG"/user-* 2>/dev/null)"
+
+finish
