@@ -72,6 +72,9 @@ as_user() { local u="$1"; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --
 start_syslog() {
         exec {AG_SYSLOG_LOCK}>/run/lock/pam-autogroup-test-syslog.lock
         flock -w 600 "$AG_SYSLOG_LOCK" || return 1
+        # a receiver of an earlier run that was killed leaves its socket behind:
+        # nobody listens on it, so it is ours to remove (we hold the lock)
+        if [ -S /dev/log ] && "$LOGCAP" --stale /dev/log; then rm -f /dev/log; fi
         [ -e /dev/log ] && return 1
         "$LOGCAP" /dev/log "$SYSLOG" >"$T/logcap.out" 2>&1 &
         AG_LOGCAP_PID=$!

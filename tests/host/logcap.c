@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  * logcap SOCKET FILE: a minimal syslog receiver for the host tests. Binds a
  * datagram socket (normally /dev/log when the machine has no syslog daemon)
- * and appends every message to FILE, one a line, until killed. */
+ * and appends every message to FILE, one a line, until killed.
+ * logcap --stale SOCKET: exit 0 when SOCKET is a socket nobody listens on
+ * (left behind by a receiver that was killed), 1 otherwise. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +23,18 @@ int main(int argc, char **argv) {
         FILE *out;
         int fd;
 
+        if (argc == 3 && strcmp(argv[1], "--stale") == 0) {
+                struct stat st;
+                if (strlen(argv[2]) >= sizeof sa.sun_path || lstat(argv[2], &st) < 0 || !S_ISSOCK(st.st_mode))
+                        return 1;
+                strcpy(sa.sun_path, argv[2]);
+                fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+                if (fd < 0)
+                        return 1;
+                if (connect(fd, (struct sockaddr *) &sa, sizeof sa) == 0)
+                        return 1;
+                return errno == ECONNREFUSED ? 0 : 1;
+        }
         if (argc != 3 || strlen(argv[1]) >= sizeof sa.sun_path)
                 return 2;
         strcpy(sa.sun_path, argv[1]);
