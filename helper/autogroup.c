@@ -30,6 +30,7 @@
 #include "cgroup.h"
 #include "check.h"
 #include "enter.h"
+#include "hint.h"
 #include "status.h"
 #include "session.h"
 #include "util.h"
@@ -42,6 +43,7 @@
 
 typedef struct Args {
         const char *root;
+        bool root_given;               /* --root on the command line */
         const char *hierarchy;         /* a cgroup mount to use instead of the one found */
         const char *verb;
         char **argv;                   /* the verb's own arguments */
@@ -59,16 +61,29 @@ static void usage(FILE *f) {
               "  gc                              (root) remove empty groups\n"
               "\n"
               "Options:\n"
-              "  --root NAME        the subtree below the cpu hierarchy root (default " AG_ROOT_DEFAULT ")\n"
+              "  --root NAME        the subtree below the cpu hierarchy root (default: for enter\n"
+              "                     and status the module's root= from AUTOGROUP_SESSION when the\n"
+              "                     caller's cgroup confirms it, else " AG_ROOT_DEFAULT ")\n"
               "  --hierarchy PATH   use the cgroup filesystem mounted at PATH\n"
               "  -h, --help         this text\n"
               "  --version          the version\n",
               f);
 }
 
-/* The same names the module accepts for root=. */
 static int find_hierarchy(const Args *a, AgHierarchy **ret) {
         return a->hierarchy ? ag_hierarchy_from_mount(a->hierarchy, ret) : ag_hierarchy_find(NULL, ret);
+}
+
+/* The subtree a verb that acts in the caller's own session works on (enter,
+ * status, run): --root when given; otherwise the module's root= from
+ * AUTOGROUP_SESSION when the caller's real cgroup confirms it (lib/hint.c);
+ * otherwise the default. buf holds AG_ROOT_NAME_MAX + 1 bytes. */
+static const char *session_root(const Args *a, const AgHierarchy *h, char *buf, size_t size) {
+        if (a->root_given)
+                return a->root;
+        if (ag_root_from_hint(h, getenv(AG_SESSION_ENV), 0, getuid(), buf, size) >= 0)
+                return buf;
+        return a->root;
 }
 
 static const char *hierarchy_error(const Args *a, int r) {
@@ -125,7 +140,8 @@ static int verb_enter(const Args *a) {
                         printf("no cgroup hierarchy: nothing to do\n");
                 return 0;
         }
-        r = ag_enter(h, a->root, pid, getuid(), &result, &leaf, &what);
+        char root[AG_ROOT_NAME_MAX + 1];
+        r = ag_enter(h, session_root(a, h, root, sizeof root), pid, getuid(), &result, &leaf, &what);
         ag_hierarchy_free(h);
         if (r < 0) {
                 fprintf(stderr, "autogroup enter: cannot %s for process %jd: %s\n", what ? what : "enter",
@@ -198,7 +214,8 @@ static int verb_status(const Args *a) {
                         hierarchy_error(a, r));
                 return EXIT_FAILURE;
         }
-        r = ag_status_collect(h, a->root, only, &s);
+        char root[AG_ROOT_NAME_MAX + 1];
+        r = ag_status_collect(h, session_root(a, h, root, sizeof root), only, &s);
         ag_hierarchy_free(h);
         if (r < 0) {
                 fprintf(stderr, "autogroup status: cannot read the groups: %s\n", strerror(-r));
@@ -350,13 +367,15 @@ static int parse_args(int argc, char **argv, Args *a) {
                                 fprintf(stderr, "autogroup: %s needs a value\n", s);
                                 return -EINVAL;
                         }
-                        if (s[2] == 'r')
+                        if (s[2] == 'r') {
                                 a->root = argv[++i];
-                        else
+                                a->root_given = true;
+                        } else
                                 a->hierarchy = argv[++i];
-                } else if (strncmp(s, "--root=", 7) == 0)
+                } else if (strncmp(s, "--root=", 7) == 0) {
                         a->root = s + 7;
-                else if (strncmp(s, "--hierarchy=", 12) == 0)
+                        a->root_given = true;
+                } else if (strncmp(s, "--hierarchy=", 12) == 0)
                         a->hierarchy = s + 12;
                 else if (!a->verb && (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0))
                         a->verb = "help";
