@@ -7,6 +7,7 @@
  *   autogroup check [FILE]
  *   autogroup explain [--conf FILE] USER
  *   autogroup [--root NAME] gc
+ *   autogroup container-init [--leaf NAME]
  *
  * No setuid bit: "enter" works inside the subtree the module delegated to the
  * user, and the kernel's file permissions are the only authority. */
@@ -29,6 +30,7 @@
 
 #include "cgroup.h"
 #include "check.h"
+#include "container.h"
 #include "enter.h"
 #include "hint.h"
 #include "status.h"
@@ -59,6 +61,8 @@ static void usage(FILE *f) {
               "  check [FILE]                    validate the configuration and its drop-ins\n"
               "  explain [--conf FILE] USER      which line set each item for USER\n"
               "  gc                              (root) remove empty groups\n"
+              "  container-init [--leaf NAME]    (root) in a cgroup v2 container: move the container's\n"
+              "                                  processes into a leaf (default " AG_CONTAINER_LEAF ") and enable cpu\n"
               "\n"
               "Options:\n"
               "  --root NAME        the subtree below the cpu hierarchy root (default: for enter\n"
@@ -349,6 +353,61 @@ static int verb_gc(const Args *a) {
         return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
 
+/* ---- container-init ---- */
+
+static int verb_container_init(const Args *a) {
+        const char *leaf = AG_CONTAINER_LEAF;
+        AgHierarchy *h = NULL;
+        unsigned moved = 0;
+        bool changed = false;
+        int r;
+
+        for (int i = 0; i < a->argc; i++) {
+                if (strcmp(a->argv[i], "--leaf") == 0 && i + 1 < a->argc)
+                        leaf = a->argv[++i];
+                else if (strncmp(a->argv[i], "--leaf=", 7) == 0)
+                        leaf = a->argv[i] + 7;
+                else {
+                        fprintf(stderr, "autogroup container-init: unexpected argument '%s'\n", a->argv[i]);
+                        return EXIT_USAGE;
+                }
+        }
+        if (!ag_root_name_valid(leaf)) {
+                fprintf(stderr, "autogroup container-init: invalid leaf name '%s'\n", leaf);
+                return EXIT_USAGE;
+        }
+        if (geteuid() != 0) {
+                fprintf(stderr, "autogroup container-init: only root can move the container's processes\n");
+                return EXIT_FAILURE;
+        }
+        r = find_hierarchy(a, &h);
+        if (r < 0) {
+                fprintf(stderr, "autogroup container-init: %s: %s\n", a->hierarchy ? a->hierarchy : "cgroup hierarchy",
+                        hierarchy_error(a, r));
+                return EXIT_FAILURE;
+        }
+        if (h->version == 1) {
+                printf("cgroup v1 at %s: nothing to do\n", h->mount);
+                ag_hierarchy_free(h);
+                return 0;
+        }
+        r = ag_container_init(h, leaf, &moved, &changed);
+        if (r == -EOPNOTSUPP)
+                fprintf(stderr, "autogroup container-init: %s does not offer the cpu controller "
+                        "(the container's host or runtime must delegate it)\n", h->mount);
+        else if (r < 0)
+                fprintf(stderr, "autogroup container-init: cannot enable cpu below %s: %s\n", h->mount, strerror(-r));
+        else if (!changed)
+                printf("cpu already enabled below %s: nothing to do\n", h->mount);
+        else
+                printf("moved %u process%s into %s/%s; cpu enabled below %s\n", moved, moved == 1 ? "" : "es",
+                       h->mount, leaf, h->mount);
+        ag_hierarchy_free(h);
+        if (r < 0)
+                return EXIT_FAILURE;
+        return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
+
 /* ---- main ---- */
 
 /* Pulls the global options out of argv, wherever they are, and finds the verb. */
@@ -418,6 +477,8 @@ int main(int argc, char **argv) {
                 r = verb_explain(&a);
         else if (strcmp(a.verb, "gc") == 0)
                 r = verb_gc(&a);
+        else if (strcmp(a.verb, "container-init") == 0)
+                r = verb_container_init(&a);
         else if (strcmp(a.verb, "help") == 0) {
                 usage(stdout);
                 r = 0;

@@ -5,7 +5,9 @@
 # /var/tmp/autogroup-vm), boots it under TCG with a pure cgroup2 hierarchy
 # with the cpu controller enabled at the root and the host root shared
 # read-only (so the module, agdrv and tests/lib.sh built here run unchanged),
-# and runs tests/guest/test-v2.sh inside as root.
+# and runs tests/guest/test-v2.sh inside as root (or the guest test named by
+# AG_GUEST_TEST, a path relative to the source tree: the runners of other
+# guest tests, e.g. tests/vm/test-guest-platforms.sh, set it).
 #
 # Output: the guest test's own ok/not ok lines, ending with its
 # "N passed, N failed, N skipped" line; exit status: the guest test's.
@@ -18,6 +20,7 @@ src=${abs_top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${abs_top_builddir:-$src}
 module=${AG_MODULE:-$build/pam_autogroup/.libs/pam_autogroup.so}
 VMDIR="$src/tests/vm"
+GUEST_TEST="$src/${AG_GUEST_TEST:-tests/guest/test-v2.sh}"
 export VMCACHE=${VMCACHE:-/var/tmp/autogroup-vm}
 
 skip_lane() {
@@ -35,7 +38,7 @@ secs() { printf '%d.%01d' $(($1 / 1000)) $(($1 % 1000 / 100)); }
 
 [ "$(id -u)" = 0 ] || skip_lane "needs root (qemu's 9p passthrough of the host root, users in the guest)"
 # The products of the build are not optional: their absence is a failure.
-for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$src/tests/lib.sh" "$src/tests/guest/test-v2.sh"; do
+for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$src/tests/lib.sh" "$GUEST_TEST"; do
         [ -e "$f" ] || fail_lane "missing $f"
 done
 missing=$(. "$VMDIR/vm-common.sh" && vm_missing_tools)
@@ -72,7 +75,7 @@ done
 timeout=${VM_TIMEOUT:-900}
 nice -n 19 bash "$VMDIR/vm-run.sh" -t "$timeout" ${shares[@]+"${shares[@]}"} --rw "$R" -- \
         env abs_top_srcdir="$src" abs_top_builddir="$build" AG_MODULE="$module" \
-        bash -c 'bash "$1" >"$2/guest.log" 2>&1; echo $? >"$2/rc"' _ "$src/tests/guest/test-v2.sh" "$R" \
+        bash -c 'bash "$1" >"$2/guest.log" 2>&1; echo $? >"$2/rc"' _ "$GUEST_TEST" "$R" \
         >"$R/console.log" 2>&1
 vrc=$?
 t2=$(now_ms)
