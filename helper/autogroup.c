@@ -9,6 +9,7 @@
  *   autogroup [--root NAME] gc
  *   autogroup [--root NAME] run [--latency CLASS] [--weight W] [--idle] -- CMD [ARGS...]
  *   autogroup [--root NAME] set [--latency CLASS] [--weight W] [--idle yes|no] PID|LEAF
+ *   autogroup container-init [--leaf NAME]
  *
  * No setuid bit: "enter" works inside the subtree the module delegated to the
  * user, and the kernel's file permissions are the only authority. */
@@ -31,8 +32,10 @@
 
 #include "cgroup.h"
 #include "check.h"
+#include "container.h"
 #include "enter.h"
 #include "run.h"
+#include "hint.h"
 #include "status.h"
 #include "session.h"
 #include "util.h"
@@ -45,6 +48,7 @@
 
 typedef struct Args {
         const char *root;
+        bool root_given;               /* --root on the command line */
         const char *hierarchy;         /* a cgroup mount to use instead of the one found */
         const char *verb;
         char **argv;                   /* the verb's own arguments */
@@ -65,18 +69,33 @@ static void usage(FILE *f) {
               "  set [--latency CLASS] [--weight W] [--idle yes|no] [--verbose] PID|LEAF\n"
               "                                  change a running process or a leaf of your session\n"
               "                                  CLASS: 0|batch 1|normal 2|interactive 3|audio\n"
+              "  container-init [--leaf NAME]    (root) in a cgroup v2 container: move the container's\n"
+              "                                  processes into a leaf (default " AG_CONTAINER_LEAF ") and enable cpu\n"
               "\n"
               "Options:\n"
-              "  --root NAME        the subtree below the cpu hierarchy root (default " AG_ROOT_DEFAULT ")\n"
+              "  --root NAME        the subtree below the cpu hierarchy root (default: for enter\n"
+              "                     and status the module's root= from AUTOGROUP_SESSION when the\n"
+              "                     caller's cgroup confirms it, else " AG_ROOT_DEFAULT ")\n"
               "  --hierarchy PATH   use the cgroup filesystem mounted at PATH\n"
               "  -h, --help         this text\n"
               "  --version          the version\n",
               f);
 }
 
-/* The same names the module accepts for root=. */
 static int find_hierarchy(const Args *a, AgHierarchy **ret) {
         return a->hierarchy ? ag_hierarchy_from_mount(a->hierarchy, ret) : ag_hierarchy_find(NULL, ret);
+}
+
+/* The subtree a verb that acts in the caller's own session works on (enter,
+ * status, run): --root when given; otherwise the module's root= from
+ * AUTOGROUP_SESSION when the caller's real cgroup confirms it (lib/hint.c);
+ * otherwise the default. buf holds AG_ROOT_NAME_MAX + 1 bytes. */
+static const char *session_root(const Args *a, const AgHierarchy *h, char *buf, size_t size) {
+        if (a->root_given)
+                return a->root;
+        if (ag_root_from_hint(h, getenv(AG_SESSION_ENV), 0, getuid(), buf, size) >= 0)
+                return buf;
+        return a->root;
 }
 
 static const char *hierarchy_error(const Args *a, int r) {
@@ -133,7 +152,8 @@ static int verb_enter(const Args *a) {
                         printf("no cgroup hierarchy: nothing to do\n");
                 return 0;
         }
-        r = ag_enter(h, a->root, pid, getuid(), &result, &leaf, &what);
+        char root[AG_ROOT_NAME_MAX + 1];
+        r = ag_enter(h, session_root(a, h, root, sizeof root), pid, getuid(), &result, &leaf, &what);
         ag_hierarchy_free(h);
         if (r < 0) {
                 fprintf(stderr, "autogroup enter: cannot %s for process %jd: %s\n", what ? what : "enter",
@@ -206,7 +226,8 @@ static int verb_status(const Args *a) {
                         hierarchy_error(a, r));
                 return EXIT_FAILURE;
         }
-        r = ag_status_collect(h, a->root, only, &s);
+        char root[AG_ROOT_NAME_MAX + 1];
+        r = ag_status_collect(h, session_root(a, h, root, sizeof root), only, &s);
         ag_hierarchy_free(h);
         if (r < 0) {
                 fprintf(stderr, "autogroup status: cannot read the groups: %s\n", strerror(-r));
@@ -419,7 +440,8 @@ static int verb_run(const Args *a) {
                         hierarchy_error(a, r));
                 return EXIT_FAILURE;
         }
-        r = ag_run(h, a->root, &o, a->argv + i);
+        char root[AG_ROOT_NAME_MAX + 1];
+        r = ag_run(h, session_root(a, h, root, sizeof root), &o, a->argv + i);
         ag_hierarchy_free(h);
         return r;
 }
@@ -446,9 +468,65 @@ static int verb_set(const Args *a) {
                         hierarchy_error(a, r));
                 return EXIT_FAILURE;
         }
-        r = ag_set(h, a->root, &o, a->argv[i]);
+        char root[AG_ROOT_NAME_MAX + 1];
+        r = ag_set(h, session_root(a, h, root, sizeof root), &o, a->argv[i]);
         ag_hierarchy_free(h);
         return r;
+}
+
+/* ---- container-init ---- */
+
+static int verb_container_init(const Args *a) {
+        const char *leaf = AG_CONTAINER_LEAF;
+        AgHierarchy *h = NULL;
+        unsigned moved = 0;
+        bool changed = false;
+        int r;
+
+        for (int i = 0; i < a->argc; i++) {
+                if (strcmp(a->argv[i], "--leaf") == 0 && i + 1 < a->argc)
+                        leaf = a->argv[++i];
+                else if (strncmp(a->argv[i], "--leaf=", 7) == 0)
+                        leaf = a->argv[i] + 7;
+                else {
+                        fprintf(stderr, "autogroup container-init: unexpected argument '%s'\n", a->argv[i]);
+                        return EXIT_USAGE;
+                }
+        }
+        if (!ag_root_name_valid(leaf)) {
+                fprintf(stderr, "autogroup container-init: invalid leaf name '%s'\n", leaf);
+                return EXIT_USAGE;
+        }
+        if (geteuid() != 0) {
+                fprintf(stderr, "autogroup container-init: only root can move the container's processes\n");
+                return EXIT_FAILURE;
+        }
+        r = find_hierarchy(a, &h);
+        if (r < 0) {
+                fprintf(stderr, "autogroup container-init: %s: %s\n", a->hierarchy ? a->hierarchy : "cgroup hierarchy",
+                        hierarchy_error(a, r));
+                return EXIT_FAILURE;
+        }
+        if (h->version == 1) {
+                printf("cgroup v1 at %s: nothing to do\n", h->mount);
+                ag_hierarchy_free(h);
+                return 0;
+        }
+        r = ag_container_init(h, leaf, &moved, &changed);
+        if (r == -EOPNOTSUPP)
+                fprintf(stderr, "autogroup container-init: %s does not offer the cpu controller "
+                        "(the container's host or runtime must delegate it)\n", h->mount);
+        else if (r < 0)
+                fprintf(stderr, "autogroup container-init: cannot enable cpu below %s: %s\n", h->mount, strerror(-r));
+        else if (!changed)
+                printf("cpu already enabled below %s: nothing to do\n", h->mount);
+        else
+                printf("moved %u process%s into %s/%s; cpu enabled below %s\n", moved, moved == 1 ? "" : "es",
+                       h->mount, leaf, h->mount);
+        ag_hierarchy_free(h);
+        if (r < 0)
+                return EXIT_FAILURE;
+        return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
 
 /* ---- main ---- */
@@ -475,13 +553,15 @@ static int parse_args(int argc, char **argv, Args *a) {
                                 fprintf(stderr, "autogroup: %s needs a value\n", s);
                                 return -EINVAL;
                         }
-                        if (s[2] == 'r')
+                        if (s[2] == 'r') {
                                 a->root = argv[++i];
-                        else
+                                a->root_given = true;
+                        } else
                                 a->hierarchy = argv[++i];
-                } else if (strncmp(s, "--root=", 7) == 0)
+                } else if (strncmp(s, "--root=", 7) == 0) {
                         a->root = s + 7;
-                else if (strncmp(s, "--hierarchy=", 12) == 0)
+                        a->root_given = true;
+                } else if (strncmp(s, "--hierarchy=", 12) == 0)
                         a->hierarchy = s + 12;
                 else if (!a->verb && (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0))
                         a->verb = "help";
@@ -528,6 +608,8 @@ int main(int argc, char **argv) {
                 r = verb_run(&a);
         else if (strcmp(a.verb, "set") == 0)
                 r = verb_set(&a);
+        else if (strcmp(a.verb, "container-init") == 0)
+                r = verb_container_init(&a);
         else if (strcmp(a.verb, "help") == 0) {
                 usage(stdout);
                 r = 0;

@@ -31,6 +31,7 @@
 #include "../lib/config.h"
 #include "../lib/cgroup.h"
 #include "../lib/latency.h"
+#include "../lib/container.h"
 #include "../lib/policy.h"
 #include "../lib/session.h"
 #include "pam-systemd.h"
@@ -344,6 +345,18 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 .pool_policy = &pool_policy,
                 .config = config,
         };
+        /* A container's cgroup namespace whose root holds the container's
+         * processes: nothing below it can get cpu. Check before touching it
+         * ("+cpu" there would make it a thread root). */
+        if (h->version == 2 && ag_container_root_blocked(h) > 0) {
+                pam_syslog(pamh, LOG_ERR,
+                           "cgroup root %s holds processes and is not the system's root cgroup (a container?), "
+                           "so cpu cannot be enabled below it: run 'autogroup container-init' as root once "
+                           "at container start; session of %s not grouped",
+                           h->mount, user);
+                ag_hierarchy_free(h);
+                return fail_rc(&ctl);
+        }
         r = ag_session_open(h, &p, &s, &what);
         ag_config_free(config);
         if (r < 0) {

@@ -369,7 +369,62 @@ check "resulting cgroup v1 values" grep -qx "cgroup v1: cpu.shares=4096 cpu.cfs_
 check "a user matching only *: weight from *" grep -qE "^weight +100 +from $CONF:2 " "$T/explain-b.out"
 check_not "explain of an unknown user fails" "$HELPER" explain --conf "$CONF" "nosuchuser-$$"
 
-echo "# 13. cleanup"
+echo "# 13. the helper finds root= by itself: AUTOGROUP_SESSION, verified against the real cgroup"
+# $HELPER without --root; the module's root= is agtest-<pid>, not the default
+bg h1 "$UA" spawn-user "setsid sh $T/idle.sh ih &"
+SH=$(val AUTOGROUP_SESSION h1)
+wait_for "$U/ih.pid" '^[0-9]+$'; PIH=$(cat "$U/ih.pid"); track_pid "$PIH"
+# hint_shell NAME HINT: as user A inside session h1, a setsid shell with
+# AUTOGROUP_SESSION=HINT runs enter and status without --root
+hint_shell() {
+        as_user "$UA" "echo \$\$ > $CPU$SH/login/cgroup.procs; export AUTOGROUP_SESSION='$2'; setsid sh -c '
+                $HELPER enter --pid \$\$ >$U/$1.enter 2>&1; echo \$? >$U/$1.rc
+                grep :cpu: /proc/\$\$/cgroup | cut -d: -f3 >$U/$1.cg
+                $HELPER status >$U/$1.status 2>&1
+                echo \$\$ >$U/$1.pid; exec sleep 600' &"
+        wait_for "$U/$1.pid" '^[0-9]+$'; track_pid "$(cat "$U/$1.pid")"
+}
+hint_shell good "$SH"
+PG=$(cat "$U/good.pid")
+check_eq "enter without --root: the shell gets its leaf below root=$ROOT" "$SH/sid-$PG" "$(cat "$U/good.cg")"
+check_eq "  exit 0, silent" "0:" "$(cat "$U/good.rc"):$(cat "$U/good.enter")"
+check "status without --root shows the session of root=$ROOT" grep -q "$(basename "$SH")" "$U/good.status"
+check "  and its leaf" grep -q "sid-$PG " "$U/good.status"
+hint_shell nohint ""
+check_eq "without AUTOGROUP_SESSION: the default root, nothing moves" "$SH/login" "$(cat "$U/nohint.cg")"
+check_not "  status shows nothing of root=$ROOT" grep -q "$(basename "$SH")" "$U/nohint.status"
+# a stale or hand-typed hint naming the session the shell is not in
+hint_shell other "$SB"
+check_eq "hint naming user B's session: nothing moves" "$SH/login" "$(cat "$U/other.cg")"
+check_eq "  exit 0, silent" "0:" "$(cat "$U/other.rc"):$(cat "$U/other.enter")"
+check_not "  status does not list user B" grep -q "user-$IB" "$U/other.status"
+check "  user B's session untouched" test -z "$(find "$CPU$SB" -mindepth 1 -maxdepth 1 -name 'sid-*')"
+# a tree outside <root> made to look like the module's, owned as the module would own it
+mkdir -p "$OUT/user-$IA/fake/login"; chown "$UA" "$OUT/user-$IA/fake" "$OUT/user-$IA/fake/login" \
+        "$OUT/user-$IA/fake/cgroup.procs" "$OUT/user-$IA/fake/login/cgroup.procs"
+hint_shell fake "/agout-$$/user-$IA/fake"
+check_eq "hint naming a look-alike tree the shell is not in: nothing moves" "$SH/login" "$(cat "$U/fake.cg")"
+check "  no leaf made there" test -z "$(find "$OUT/user-$IA/fake" -mindepth 1 -maxdepth 1 -name 'sid-*')"
+check_not "  status does not show that tree" grep -q "fake" "$U/fake.status"
+for bad in "/$ROOT/user-$IA/../.." "/$ROOT/user-$IA/" "$ROOT/user-$IA" "/../user-$IA/x" "/$ROOT/user-0$IA/x" \
+           "/$ROOT/user-$IA/$(basename "$SH")/login/x/y" "//$ROOT/user-$IA"; do
+        hint_shell malformed "$bad"
+        check_eq "malformed hint '$bad': nothing moves, exit 0" "$SH/login:0" "$(cat "$U/malformed.cg"):$(cat "$U/malformed.rc")"
+        kill "$(cat "$U/malformed.pid")" 2>/dev/null; rm -f "$U"/malformed.*
+done
+# the hint only names a root; the session is still the one the kernel says
+hint_shell user "/$ROOT/user-$IA"
+check_eq "hint of the user group (sessions no) while in a session: the leaf of the real session" \
+        "$SH/sid-$(cat "$U/user.pid")" "$(cat "$U/user.cg")"
+out=$(AUTOGROUP_SESSION="$SH" "$HELPER" status 2>&1)
+check_not "root with user A's AUTOGROUP_SESSION: another uid's hint is not used" grep -q "$(basename "$SH")" <<<"$out"
+check "--root still wins over the hint" sh -c "AUTOGROUP_SESSION='$SH' '$HELPER' --root agout-$$ status | grep -q 'agout-$$'"
+for f in good nohint other fake user; do kill "$(cat "$U/$f.pid")" 2>/dev/null; done
+kill "$PIH" 2>/dev/null
+touch "$T/h1.go"; wait "$PID_h1" 2>/dev/null
+check "session h1 removed at close" test ! -e "$CPU$SH"
+
+echo "# 14. cleanup"
 kill "$PIB" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$PIB" ] || break; sleep 0.05; done
 touch "$T/b1.go"; wait "$PID_b1" 2>/dev/null
 $AG gc >/dev/null 2>&1

@@ -6,7 +6,9 @@
 # enabled at the root and the host root shared read-only (so the module,
 # agdrv and tests/lib.sh built here run unchanged), and runs the guest test
 # scripts of GUEST_TESTS inside as root, one after another in the same boot
-# (tests/guest/run-all.sh adds up their counts).
+# (tests/guest/run-all.sh adds up their counts). AG_GUEST_TEST (a path
+# relative to the source tree) runs that one script instead: the runners of
+# guest tests that need a boot of their own set it (tests/vm/test-guest-platforms.sh).
 #
 # Output and exit status: see tests/vmlib/lane.sh (the guest tests' lines and
 # one "N passed, N failed, N skipped" line; 77 with the reason when the guest
@@ -21,6 +23,7 @@ module=${AG_MODULE:-$build/pam_autogroup/.libs/pam_autogroup.so}
 GUEST_TESTS=("$src/tests/guest/test-v2.sh")
 GUEST_TESTS+=("$src/tests/guest/test-latency.sh")      # latency classes (issue 11)
 GUEST_TESTS+=("$src/tests/guest/test-pools.sh")        # pools (issue 11)
+[ -z "${AG_GUEST_TEST:-}" ] || GUEST_TESTS=("$src/$AG_GUEST_TEST")
 
 # The products of the build are not optional: their absence is a failure.
 for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$build/tests/host/schedattr" \

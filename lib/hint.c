@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include "hint.h"
+#include "pool.h"
+#include "session.h"
+#include "util.h"
+
+static bool path_is_at_or_below(const char *path, const char *prefix) {
+        size_t n = strlen(prefix);
+        return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+static int owned_by_root(int fd) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        return st.st_uid == 0 ? 0 : -EPERM;
+}
+
+int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t uid, char *ret_root, size_t size) {
+        _cleanup_free_ char *copy = NULL, *current = NULL;
+        _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1;
+        const char *pool = NULL;
+        char *c[4], *p;
+        unsigned n = 0, u = 1;
+        uid_t hinted;
+        int r;
+
+        if (!hint || !*hint)
+                return -ENOENT;
+        if (hint[0] != '/' || strlen(hint) > 512)
+                return -EINVAL;
+        copy = strdup(hint + 1);
+        if (!copy)
+                return -ENOMEM;
+        /* exactly "/<root>[/pool-<name>]/user-<uid>" or the same with "/<session>" */
+        for (p = copy; n < 4; n++) {
+                c[n] = p;
+                p = strchr(p, '/');
+                if (!*c[n] || (p && p == c[n]))
+                        return -EINVAL;
+                if (!p) {
+                        n++;
+                        break;
+                }
+                *p++ = 0;
+        }
+        if (p || n < 2)
+                return -EINVAL;
+        if (n >= 3 && ag_pool_group_parse(c[1], &pool) >= 0)
+                u = 2;                  /* pools (issue 11): one component more */
+        if (n > u + 2 || !ag_root_name_valid(c[0]) || ag_user_group_parse(c[u], &hinted) < 0)
+                return -EINVAL;
+        if (n == u + 2 && (strcmp(c[u + 1], ".") == 0 || strcmp(c[u + 1], "..") == 0))
+                return -EINVAL;
+        if (hinted != uid)
+                return -EPERM;
+        if (strlen(c[0]) >= size)
+                return -ENOBUFS;
+
+        /* Where the kernel says the process is. */
+        r = ag_cg_pid_path(h, pid, &current);
+        if (r < 0)
+                return r;
+        if (!path_is_at_or_below(current, hint))
+                return -ESRCH;
+
+        /* <root>, pool-<name> and user-<uid> are the module's: root-owned directories. */
+        r = ag_hierarchy_open(h, &mfd);
+        if (r >= 0)
+                r = ag_cg_open(mfd, c[0], &rfd);
+        if (r >= 0)
+                r = owned_by_root(rfd);
+        if (r >= 0)
+                r = ag_pool_parent_find(rfd, pool, &pfd);
+        if (r >= 0)
+                r = owned_by_root(pfd);
+        if (r >= 0)
+                r = ag_cg_open(pfd, c[u], &ufd);
+        if (r >= 0)
+                r = owned_by_root(ufd);
+        if (r < 0)
+                return r;
+
+        strcpy(ret_root, c[0]);
+        return 0;
+}

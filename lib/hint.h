@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The module's root= as seen from inside a session.
+ *
+ * The module sets AUTOGROUP_SESSION=/<root>[/pool-<name>]/user-<uid>[/<session>] in the PAM
+ * environment. The environment is the user's to change, so it is only a
+ * hint: it is used when the process really sits at that path or below it
+ * (its own line in /proc/PID/cgroup, read by the kernel) and <root> and
+ * user-<uid> are root-owned groups, as the module makes them. The helper's
+ * verbs that act in the caller's own session (enter, status, run) take the
+ * root from here when --root is not given. */
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+
+#define AG_SESSION_ENV "AUTOGROUP_SESSION"
+
+/* Checks hint against pid's (0: the caller's) cgroup in h and the groups'
+ * owners. On success copies <root> into ret_root (size bytes, at least
+ * AG_ROOT_NAME_MAX + 1). -ENOENT: no hint; -EINVAL: not of the module's
+ * shape; -EPERM: another uid's path, or groups not owned by root; -ESRCH: the
+ * process is not there; another -errno when the cgroup cannot be read.
+ * ret_root is untouched on failure. */
+int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t uid, char *ret_root, size_t size);

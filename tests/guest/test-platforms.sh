@@ -1,0 +1,215 @@
+#!/bin/bash
+# Runs INSIDE the guest that tests/vm/test-guest-platforms.sh boots (pure
+# cgroup2 at /sys/fs/cgroup, cpu enabled at the root, the host root read-only
+# under a tmpfs overlay): the platforms the host cannot show.
+#
+# 1. A cgroup v2 container without systemd: a real cgroup namespace
+#    (unshare -C -m) with a private cgroup2 mount, whose root holds a running
+#    process. The module fails gracefully (the one log line, PAM_IGNORE under
+#    optional, PAM_SESSION_ERR under strict, the container untouched);
+#    "autogroup container-init" moves the container's processes into init/
+#    and enables cpu; then logins get groups with their weights; cleanup.
+# 2. cgroup v1 with cpu and cpuacct mounted together (the usual layout of
+#    older distributions): cpu is taken out of cgroup v2 and bound to a v1
+#    "cpu,cpuacct" hierarchy; the module finds it through mountinfo, writes
+#    shares and quota, the helper's status shows CPU time from
+#    cpuacct.usage; cleanup. It changes the guest's cgroup setup, so it runs
+#    last.
+. "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+require_root
+CG2=/sys/fs/cgroup
+HELPER="$abs_top_builddir/helper/autogroup"
+if [ ! -e /etc/vm-out ] && [ "${AG_IN_GUEST:-0}" != 1 ]; then
+        echo "# runs inside the guest lane only (tests/vm/test-guest-platforms.sh); AG_IN_GUEST=1 overrides"
+        echo "0 passed, 0 failed, 1 skipped"; exit 77
+fi
+if [ "$(stat -f -c %T "$CG2" 2>/dev/null)" != cgroup2fs ] || ! grep -qw cpu "$CG2/cgroup.controllers"; then
+        echo "# $CG2 is not a cgroup2 mount with the cpu controller"
+        echo "0 passed, 0 failed, 1 skipped"; exit 77
+fi
+[ -x "$HELPER" ] || { echo "not ok - $HELPER not built"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+
+ROOT="agtest-$$"
+CT="$CG2/agct-$$"               # the container's cgroup, as the host sees it
+V1="/run/agv1-$$"               # mount point of the v1 cpu,cpuacct hierarchy
+AG_CGROOTS="$CT $CG2/$ROOT"
+start_syslog || true
+section() { echo "# $* (uptime $(cut -d' ' -f1 /proc/uptime) s)"; }
+owner() { stat -c %U "$1" 2>/dev/null; }
+# field KEY FILE: the value of the first KEY=... line agdrv printed
+field() { sed -n "s/^$1=//p" "$2" 2>/dev/null | head -n1; }
+
+add_user "${TAG}a"
+add_user "${TAG}b"
+UA="${TAG}a"; UB="${TAG}b"
+IA=$(id -u "$UA"); IB=$(id -u "$UB")
+CONF="$T/autogroup.conf"
+printf '*  weight  100\n%s  weight  400\n%s  max  150%%\n' "$UB" "$UB" >"$CONF"
+chmod 644 "$CONF"
+printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' \
+        "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
+printf 'session required pam_permit.so\nsession required %s root=%s conf=%s strict\n' \
+        "$AG_MODULE" "$ROOT" "$CONF" >"$T/agstrict"
+# the module's own return code through the stack: PAM_IGNORE jumps over
+# pam_deny (-> PAM_SUCCESS), anything else runs into it (-> PAM_SESSION_ERR)
+printf 'session [ignore=1 default=ok] %s root=%s conf=%s\nsession requisite pam_deny.so\nsession required pam_permit.so\n' \
+        "$AG_MODULE" "$ROOT" "$CONF" >"$T/agprobe"
+
+section "1. a cgroup v2 container without systemd (cgroup namespace + private cgroup2 mount)"
+mkdir "$CT"
+# The container: its own cgroup namespace rooted at $CT and its own mount
+# namespace with a fresh cgroup2 mount at /sys/fs/cgroup (what a container
+# runtime gives it). Its "init" (the script's shell) and a running service
+# (sleep) sit in the namespace root. It logs in before and after
+# container-init; every step leaves its output in $T/ct.*.
+cat >"$T/container.sh" <<CONTAINER
+set -u
+# (a cgroup2 mount right on top of the same superblock is refused: EBUSY)
+mount -t tmpfs agct /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup || exit 3
+w() { for _ in \$(seq 600); do grep -qE "\$2" "\$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+drv() { "$AGDRV" --pam "$T" "\$@"; }
+echo "\$\$" >$T/ct.init
+sleep 600 & echo \$! >$T/ct.svc
+sed -n 's/^0:://p' /proc/self/cgroup >$T/ct.selfcg
+cat /sys/fs/cgroup/cgroup.controllers >$T/ct.controllers
+cat /sys/fs/cgroup/cgroup.subtree_control >$T/ct.subtree-before
+cat /sys/fs/cgroup/cgroup.procs >$T/ct.procs-before
+drv agtest $UA open env cgroup close >$T/ct.before 2>&1
+drv agstrict $UA open close >$T/ct.strict 2>&1
+drv agprobe $UA open close >$T/ct.probe 2>&1
+cat /sys/fs/cgroup/cgroup.subtree_control >$T/ct.subtree-after
+find /sys/fs/cgroup -mindepth 1 -maxdepth 1 -type d >$T/ct.dirs-after
+# what "+cpu" at a root that holds processes does: the kernel accepts it (cpu
+# is a threaded controller), and every child becomes "domain invalid"
+echo +cpu >/sys/fs/cgroup/cgroup.subtree_control; echo \$? >$T/ct.plus.rc
+mkdir /sys/fs/cgroup/probe && cat /sys/fs/cgroup/probe/cgroup.type >$T/ct.childtype
+echo \$\$ >/sys/fs/cgroup/probe/cgroup.procs 2>$T/ct.childmove; rmdir /sys/fs/cgroup/probe
+"$HELPER" container-init >$T/ct.init1 2>&1; echo \$? >$T/ct.init1.rc
+"$HELPER" container-init >$T/ct.init2 2>&1; echo \$? >$T/ct.init2.rc
+sed -n 's/^0:://p' /proc/self/cgroup >$T/ct.selfcg-after
+drv agtest $UA open env cgroup wait-file $T/ct.go close cgroup >$T/ct.a 2>&1 & A=\$!
+drv agtest $UB open env cgroup wait-file $T/ct.go close cgroup >$T/ct.b 2>&1 & B=\$!
+w $T/ct.a '^cgroup='; w $T/ct.b '^cgroup='
+"$HELPER" --root $ROOT status >$T/ct.status 2>&1
+touch $T/ct.open
+wait \$A \$B
+CONTAINER
+sh -c "echo \$\$ >$CT/cgroup.procs && unshare -C -m --propagation private bash $T/container.sh; echo \$? >$T/ct.rc" \
+        >"$T/ct.out" 2>&1 &
+CTPID=$!; track_pid "$CTPID"
+for _ in $(seq 2400); do [ -e "$T/ct.open" ] || [ -e "$T/ct.rc" ] && break; sleep 0.05; done
+[ -e "$T/ct.open" ] || echo "# the container did not get to its logins: $(cat "$T/ct.out")"
+SVC=$(cat "$T/ct.svc" 2>/dev/null); track_pid "$SVC"
+INIT=$(cat "$T/ct.init" 2>/dev/null)
+check_eq "the container sees its own cgroup as the root" "/" "$(cat "$T/ct.selfcg" 2>/dev/null)"
+check "the container's root offers cpu" grep -qw cpu "$T/ct.controllers"
+check_not "  but has not enabled it for its children" grep -qw cpu "$T/ct.subtree-before"
+check "the container's root holds its running service" grep -qx "$SVC" "$T/ct.procs-before"
+check_eq "login before container-init, module optional: the login opens" "PAM_SUCCESS" "$(field open "$T/ct.before")"
+check_eq "  the module returned PAM_IGNORE (probe stack)" "PAM_SUCCESS" "$(field open "$T/ct.probe")"
+check_eq "  required + strict: PAM_SESSION_ERR" "PAM_SESSION_ERR" "$(field open "$T/ct.strict")"
+check_eq "  the caller stayed where it was" "/" "$(field cgroup "$T/ct.before")"
+check_eq "  no AUTOGROUP_SESSION" "" "$(field AUTOGROUP_SESSION "$T/ct.before")"
+log_has "  one log line tells the administrator what to do" \
+        "holds processes and is not the system's root cgroup .*run 'autogroup container-init' as root"
+if have_syslog; then
+        check_eq "  exactly that one line for each of the three logins" 3 "$(grep -c "autogroup container-init" "$SYSLOG")"
+        check_eq "  and no other line about those logins" 3 "$(grep -c "not grouped" "$SYSLOG")"
+        grep "not grouped" "$SYSLOG" | grep -v "autogroup container-init" | sed 's/^/# other: /'
+fi
+check "  the service process is still running" test -d "/proc/$SVC"
+check_eq "  nothing was created below the container root" "" "$(cat "$T/ct.dirs-after" 2>/dev/null)"
+check_not "  nor cpu enabled there (which would make it a thread root)" grep -qw cpu "$T/ct.subtree-after"
+check_eq "'+cpu' by hand at that root: accepted" 0 "$(cat "$T/ct.plus.rc" 2>/dev/null)"
+check_eq "  but its children are invalid domains" "domain invalid" "$(cat "$T/ct.childtype" 2>/dev/null)"
+check "  that cannot take a process" test -s "$T/ct.childmove"
+check_eq "container-init (from that state): exit 0" 0 "$(cat "$T/ct.init1.rc" 2>/dev/null)"
+check "  says what it did" grep -qE "^moved [0-9]+ process(es)? into /sys/fs/cgroup/init; cpu enabled below /sys/fs/cgroup\$" "$T/ct.init1"
+check "  the service is in init/" grep -qx "$SVC" "$CT/init/cgroup.procs"
+check "  and the container's init" grep -qx "$INIT" "$CT/init/cgroup.procs"
+check_eq "  the container sees itself in /init" "/init" "$(cat "$T/ct.selfcg-after" 2>/dev/null)"
+check_eq "  init/ is root's" root "$(owner "$CT/init")"
+check "  cpu enabled in the container root's cgroup.subtree_control" grep -qw cpu "$CT/cgroup.subtree_control"
+check_eq "container-init again: exit 0, nothing to do" "0 cpu already enabled below /sys/fs/cgroup: nothing to do" \
+        "$(cat "$T/ct.init2.rc" 2>/dev/null) $(cat "$T/ct.init2" 2>/dev/null)"
+check_eq "logins after container-init: PAM_SUCCESS" "PAM_SUCCESS PAM_SUCCESS" "$(field open "$T/ct.a") $(field open "$T/ct.b")"
+SA=$(field AUTOGROUP_SESSION "$T/ct.a"); SB=$(field AUTOGROUP_SESSION "$T/ct.b")
+check_eq "  the caller in its session's login/ (the container's view)" "$SA/login" "$(field cgroup "$T/ct.a")"
+check_eq "  user B's group: cpu.weight 400" 400 "$(cat "$CT/$ROOT/user-$IB/cpu.weight" 2>/dev/null)"
+check_eq "  user B's group: cpu.max 150%" "150000 100000" "$(cat "$CT/$ROOT/user-$IB/cpu.max" 2>/dev/null)"
+check_eq "  user A's group: cpu.weight 100" 100 "$(cat "$CT/$ROOT/user-$IA/cpu.weight" 2>/dev/null)"
+check_eq "  the session directory is the user's" "$UA" "$(owner "$CT$SA")"
+check "  login/ has the cpu controller" test -f "$CT$SB/login/cpu.weight"
+check "  status inside the container shows both users" grep -q "user-$IB" "$T/ct.status"
+touch "$T/ct.go"; wait "$CTPID" 2>/dev/null
+check_eq "logout: both closes PAM_SUCCESS" "PAM_SUCCESS PAM_SUCCESS" "$(field close "$T/ct.a") $(field close "$T/ct.b")"
+check_eq "  the sessions and user groups are gone" "" "$(ls -d "$CT/$ROOT"/user-* 2>/dev/null)"
+kill "$SVC" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$SVC" ] || break; sleep 0.05; done
+rm_cgroup_tree "$CT"
+check "the container's cgroups are removed" test ! -e "$CT"
+
+section "2. cgroup v1 with cpu and cpuacct mounted together"
+# cpu can be bound to a v1 hierarchy only when no v2 cgroup uses it: this
+# guest has no other cgroups now, so turn it off at the v2 root.
+left=$(find "$CG2" -mindepth 1 -type d | head -n 3 | tr '\n' ' ')
+[ -z "$left" ] || echo "# v2 cgroups still present: $left"
+echo -cpu >"$CG2/cgroup.subtree_control" 2>"$T/v1.err"
+mkdir -p "$V1"
+restore_v2() { umount "$V1" 2>/dev/null; rmdir "$V1" 2>/dev/null; echo +cpu >"$CG2/cgroup.subtree_control" 2>/dev/null; }
+trap 'ag_cleanup; restore_v2' EXIT
+for _ in $(seq 100); do
+        mount -t cgroup -o cpu,cpuacct agv1 "$V1" 2>>"$T/v1.err" && break
+        sleep 0.1       # the v2 cpu state of removed cgroups goes away asynchronously
+done
+if ! grep -qE " $V1 .* - cgroup agv1 .*cpu,cpuacct" /proc/self/mountinfo; then
+        not_ok "mount a v1 cpu,cpuacct hierarchy ($(tail -n1 "$T/v1.err"))"
+        finish
+fi
+AG_CGROOTS="$AG_CGROOTS $V1/$ROOT"
+ok "cpu and cpuacct bound together to a v1 hierarchy at $V1"
+check_not "cgroup v2 no longer offers cpu" grep -qw cpu "$CG2/cgroup.controllers"
+: >"$SYSLOG"
+"$AGDRV" --pam "$T" agtest "$UB" open env cgroup \
+        run-user "i=0; while [ \$i -lt 300000 ]; do i=\$((i+1)); done; sleep 600 & echo \$! >$U/v1.sleep" \
+        wait-file "$T/v1.go" close cgroup >"$T/v1.out" 2>&1 &
+PV1=$!; track_pid "$PV1"
+wait_for "$U/v1.sleep" '^[0-9]+$'; VS=$(cat "$U/v1.sleep" 2>/dev/null); track_pid "$VS"
+S=$(field AUTOGROUP_SESSION "$T/v1.out")
+check_eq "login: PAM_SUCCESS" "PAM_SUCCESS" "$(field open "$T/v1.out")"
+log_has "the module found the v1 hierarchy in mountinfo" "using cgroup v1 hierarchy at $V1\$"
+check_eq "the caller in login/ of the v1 tree" "$S/login" "$(field cgroup "$T/v1.out")"
+check "/proc/PID/cgroup names the co-mounted controllers" grep -qx "[0-9]*:cpu,cpuacct:$S/login" "/proc/$VS/cgroup"
+check_eq "user B's group: cpu.shares 4096 (weight 400)" 4096 "$(cat "$V1/$ROOT/user-$IB/cpu.shares" 2>/dev/null)"
+check_eq "user B's group: cpu.cfs_quota_us 150000 (max 150%)" 150000 "$(cat "$V1/$ROOT/user-$IB/cpu.cfs_quota_us" 2>/dev/null)"
+check_eq "  cpu.cfs_period_us 100000" 100000 "$(cat "$V1/$ROOT/user-$IB/cpu.cfs_period_us" 2>/dev/null)"
+check_eq "the session: cpu.shares 1024" 1024 "$(cat "$V1$S/cpu.shares" 2>/dev/null)"
+check_eq "the session, its cgroup.procs and tasks are the user's" "$UB $UB $UB" \
+        "$(owner "$V1$S") $(owner "$V1$S/cgroup.procs") $(owner "$V1$S/tasks")"
+check_eq "  its cpu.shares and cpuacct.usage stay root's" "root root" "$(owner "$V1$S/cpu.shares") $(owner "$V1$S/cpuacct.usage")"
+check "cpuacct counts the session's CPU time" test "$(cat "$V1$S/cpuacct.usage" 2>/dev/null || echo 0)" -gt 0
+"$HELPER" --root "$ROOT" status --json >"$T/v1.json" 2>&1
+"$HELPER" --root "$ROOT" status >"$T/v1.status" 2>&1
+check_eq "status: v1 at $V1, CPU time from cpuacct.usage" "1 $V1 cpuacct.usage" \
+        "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["version"], j["hierarchy"], j["cpu_source"])' "$T/v1.json" 2>&1)"
+cpu=$(python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["tree"]
+for u in t["children"]:
+    for s in u["children"]:
+        if s["path"] == sys.argv[2]:
+            print(s["cpu_usec"])
+' "$T/v1.json" "$S" 2>&1)
+check "status: the session's CPU used is a number > 0 (got '$cpu')" test "$cpu" -gt 0
+check "status (text): the session's row ends with a time, not '-'" grep -qE "$(basename "$S") .*[0-9](ms|s)\$" "$T/v1.status"
+as_user "$UB" "echo 262144 > $V1$S/cpu.shares" 2>/dev/null
+check_eq "the user cannot raise the session's shares" 1024 "$(cat "$V1$S/cpu.shares" 2>/dev/null)"
+kill "$VS" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$VS" ] || break; sleep 0.05; done
+touch "$T/v1.go"; wait "$PV1" 2>/dev/null
+check_eq "logout: PAM_SUCCESS" "PAM_SUCCESS" "$(field close "$T/v1.out")"
+check "the session and the user group are removed" test ! -e "$V1$S" -a ! -e "$V1/$ROOT/user-$IB"
+rmdir "$V1/$ROOT" 2>/dev/null
+umount "$V1" && rmdir "$V1"
+check "the v1 hierarchy is unmounted" test ! -e "$V1"
+echo +cpu >"$CG2/cgroup.subtree_control" 2>/dev/null
+finish
