@@ -5,7 +5,9 @@
 # /var/tmp/autogroup-vm), boots it under TCG with a pure cgroup2 hierarchy
 # with the cpu controller enabled at the root and the host root shared
 # read-only (so the module, agdrv and tests/lib.sh built here run unchanged),
-# and runs tests/guest/test-v2.sh inside as root.
+# and runs tests/guest/test-v2.sh and the other scripts listed at the vm-run.sh
+# call inside as root, in the same boot (tests/guest/run-tests.sh adds up
+# their counts; a new guest script is one more line there).
 #
 # Output: the guest test's own ok/not ok lines, ending with its
 # "N passed, N failed, N skipped" line; exit status: the guest test's.
@@ -35,7 +37,7 @@ secs() { printf '%d.%01d' $(($1 / 1000)) $(($1 % 1000 / 100)); }
 
 [ "$(id -u)" = 0 ] || skip_lane "needs root (qemu's 9p passthrough of the host root, users in the guest)"
 # The products of the build are not optional: their absence is a failure.
-for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$src/tests/lib.sh" "$src/tests/guest/test-v2.sh"; do
+for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$src/tests/lib.sh" "$src/tests/guest/run-tests.sh" "$src/tests/guest/test-v2.sh"; do
         [ -e "$f" ] || fail_lane "missing $f"
 done
 missing=$(. "$VMDIR/vm-common.sh" && vm_missing_tools)
@@ -72,7 +74,9 @@ done
 timeout=${VM_TIMEOUT:-900}
 nice -n 19 bash "$VMDIR/vm-run.sh" -t "$timeout" ${shares[@]+"${shares[@]}"} --rw "$R" -- \
         env abs_top_srcdir="$src" abs_top_builddir="$build" AG_MODULE="$module" \
-        bash -c 'bash "$1" >"$2/guest.log" 2>&1; echo $? >"$2/rc"' _ "$src/tests/guest/test-v2.sh" "$R" \
+        bash -c 'bash "$1" "${@:3}" >"$2/guest.log" 2>&1; echo $? >"$2/rc"' _ "$src/tests/guest/run-tests.sh" "$R" \
+        "$src/tests/guest/test-v2.sh" \
+        "$src/tests/guest/test-acct.sh" \
         >"$R/console.log" 2>&1
 vrc=$?
 t2=$(now_ms)
