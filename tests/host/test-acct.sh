@@ -29,10 +29,11 @@ hl_syslog_start || { not_ok "syslog capture started"; finish; }
 
 add_user "${TAG}a"
 add_user "${TAG}b"
-UA="${TAG}a"; UB="${TAG}b"
-IA=$(id -u "$UA")
+add_user "${TAG}c"
+UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"
+IA=$(id -u "$UA"); IC=$(id -u "$UC")
 CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
+printf '* weight 100\n%s sessions no\n' "$UC" >"$CONF"; chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
 printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacct"
 printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s noaudit\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacctna"
@@ -112,6 +113,7 @@ check_not "user cannot move into another user's mirror" as_user "$UA" "echo \$\$
 check_not "user cannot move another user's process" as_user "$UA" "echo $(cat "$U/b.pid") > $ACCT$SA/cgroup.procs"
 check_not "user cannot move into the mirror of <root>" as_user "$UA" "echo \$\$ > $AC/cgroup.procs"
 check_not "user cannot make a group in own mirror" as_user "$UA" "mkdir $ACCT$SA/x"
+check_not "user cannot reset own mirror's cpuacct.usage" as_user "$UA" "echo 0 > $ACCT$SA/cpuacct.usage"
 check_not "user cannot remove another user's mirror" as_user "$UA" "rmdir $ACCT$SB"
 check_not "user cannot leave the mirror to the cpuacct root" as_user "$UA" "echo $PA > $ACCT/cgroup.procs"
 as_user "$UA" "mkdir $CPU$SA/tab && echo $PA > $CPU$SA/tab/cgroup.procs"
@@ -174,7 +176,15 @@ check "gc removed the session" test ! -e "$CPU$SG"
 check "gc removed its mirror" test ! -e "$ACCT$SG"
 check "gc removed the user's mirror group" test ! -e "$AC/user-$IA"
 
-echo "# 8. nothing left behind"
+echo "# 8. sessions no: the user group is mirrored, the line says scope=user"
+drv "$UC" open env cgroup run-user "grep cpuacct: /proc/self/cgroup > $U/c.cg" close >"$T/c.out" 2>&1
+SC=$(val AUTOGROUP_SESSION c)
+check_eq "sessions no: the session path is the user group" "/$ROOT/user-$IC" "$SC"
+check "sessions no: the login was in the user group's mirror" grep -qx "[0-9]*:cpuacct:$SC" "$U/c.cg"
+hlog_has "sessions no: close line with scope=user" "${PFX}session $(re_escape "$SC") closed: user=$UC scope=user cpu_usec=[0-9]+ "
+check "sessions no: the mirror is removed at close" test ! -e "$ACCT$SC"
+
+echo "# 9. nothing left behind"
 check_eq "no cpu group left" "" "$(ls -d "$CG"/*/ 2>/dev/null)"
 check_eq "no mirror left" "" "$(ls -d "$AC"/*/ 2>/dev/null)"
 finish
