@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "acct.h"
 #include "status.h"
 #include "pool.h"
 #include "session.h"
@@ -20,44 +21,10 @@
 
 typedef struct Ctx {
         const AgHierarchy *h;
-        int acct_fd;                   /* v1: mount of a separate cpuacct hierarchy, or -1 */
-        bool acct_here;                /* v1: cpuacct is co-mounted with cpu */
+        int acct_fd;                   /* v1: mount of a separate cpuacct hierarchy (the mirrors, lib/acct.c), or -1 */
+        bool acct_here;                /* v2, or v1 with cpuacct co-mounted with cpu */
         unsigned n_nodes;
 } Ctx;
-
-/* v1: the mount point of the hierarchy with cpuacct, when it is not the cpu one. */
-static int find_cpuacct(const AgHierarchy *h, bool *ret_here, char **ret_mount) {
-        _cleanup_free_ char *line = NULL;
-        size_t allocated = 0;
-        FILE *f;
-
-        f = fopen("/proc/self/mountinfo", "re");
-        if (!f)
-                return negative_errno();
-        while (getline(&line, &allocated, f) > 0) {
-                char *root, *mp, *fstype, *opts;
-
-                if (ag_mountinfo_parse_line(line, &root, &mp, &fstype, &opts) < 0)
-                        continue;
-                if (strcmp(root, "/") != 0 || strcmp(fstype, "cgroup") != 0 || !ag_has_token(opts, ",", "cpuacct"))
-                        continue;
-                if (ag_has_token(opts, ",", "cpu") && strcmp(mp, h->mount) == 0) {
-                        *ret_here = true;
-                        *ret_mount = NULL;
-                } else {
-                        *ret_here = false;
-                        *ret_mount = strdup(mp);
-                        if (!*ret_mount) {
-                                fclose(f);
-                                return -ENOMEM;
-                        }
-                }
-                fclose(f);
-                return 0;
-        }
-        fclose(f);
-        return -ENOENT;
-}
 
 static int read_ll(int fd, const char *name, long long *ret) {
         char buf[64], *end;
@@ -73,28 +40,6 @@ static int read_ll(int fd, const char *name, long long *ret) {
                 return -EINVAL;
         *ret = v;
         return 0;
-}
-
-/* "key value" lines, as in cpu.stat. */
-static int read_keyed(int fd, const char *file, const char *key, long long *ret) {
-        char buf[4096];
-        size_t n = strlen(key);
-        int r;
-
-        r = ag_read_small_file(fd, file, buf, sizeof buf);
-        if (r < 0)
-                return r;
-        for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-                if (strncmp(p, key, n) == 0 && p[n] == ' ') {
-                        char *end;
-                        errno = 0;
-                        long long v = strtoll(p + n + 1, &end, 10);
-                        if (errno != 0 || end == p + n + 1)
-                                return -EINVAL;
-                        *ret = v;
-                        return 0;
-                }
-        return -ENOENT;
 }
 
 static void read_values(Ctx *c, int fd, AgStatusNode *n) {
@@ -119,8 +64,6 @@ static void read_values(Ctx *c, int fd, AgStatusNode *n) {
                                 n->quota_us = strcmp(buf, "max") == 0 ? -1 : strtoll(buf, NULL, 10);
                         }
                 }
-                if (read_keyed(fd, "cpu.stat", "usage_usec", &v) >= 0)
-                        n->cpu_usec = v;
         } else {
                 if (read_ll(fd, "cpu.shares", &v) >= 0) {
                         n->shares = (long) v;
@@ -130,16 +73,16 @@ static void read_values(Ctx *c, int fd, AgStatusNode *n) {
                         n->quota_us = v < 0 ? -1 : v;
                         n->period_us = p > 0 ? (unsigned long) p : 0;
                 }
-                if (c->acct_here) {
-                        if (read_ll(fd, "cpuacct.usage", &v) >= 0)
-                                n->cpu_usec = v / 1000;
-                } else if (c->acct_fd >= 0) {
-                        _cleanup_close_ int afd = -1;
-                        if (ag_cg_open_path(c->acct_fd, n->path, &afd) >= 0 && read_ll(afd, "cpuacct.usage", &v) >= 0)
-                                n->cpu_usec = v / 1000;
-                }
-                if (n->cpu_usec < 0 && read_keyed(fd, "cpu.stat", "usage_usec", &v) >= 0)
-                        n->cpu_usec = v;
+        }
+        /* CPU time: the group's own cpu.stat (v2) or cpuacct.* (v1 cpu,cpuacct);
+         * on v1 with cpuacct on its own, its mirror (sessions and above only). */
+        AgCpuUsage u;
+        if (c->acct_here && ag_acct_read_group(c->h->version, fd, &u) >= 0)
+                n->cpu_usec = u.usec;
+        else if (c->acct_fd >= 0) {
+                _cleanup_close_ int afd = -1;
+                if (ag_cg_open_path(c->acct_fd, n->path, &afd) >= 0 && ag_acct_read_group(1, afd, &u) >= 0)
+                        n->cpu_usec = u.usec;
         }
         if (read_ll(fd, "cpu.idle", &v) >= 0)
                 n->idle = v != 0;
@@ -166,6 +109,7 @@ AgStatus *ag_status_free(AgStatus *s) {
         node_free(s->tree);
         free(s->mount);
         free(s->root);
+        free(s->acct_mount);
         free(s);
         return NULL;
 }
@@ -334,7 +278,11 @@ int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, Ag
         r = ag_hierarchy_open(h, &mfd);
         if (r < 0)
                 return r;
-        if (h->version == 1 && find_cpuacct(h, &c.acct_here, &acct_mount) >= 0 && acct_mount) {
+        AgAcctSource source = AG_ACCT_NONE;
+        if (ag_acct_find(h, &source, &acct_mount) < 0)
+                source = AG_ACCT_NONE;
+        c.acct_here = source == AG_ACCT_IN_CPU;
+        if (source == AG_ACCT_MIRROR) {
                 afd = open(acct_mount, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 c.acct_fd = afd;
         }
@@ -354,6 +302,8 @@ int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, Ag
                 s->cpu_source = "cpu.stat";
         else if (c.acct_here || c.acct_fd >= 0)
                 s->cpu_source = "cpuacct.usage";
+        if (c.acct_fd >= 0)
+                s->acct_mount = TAKE_PTR(acct_mount);
 
         r = ag_cg_open(mfd, root, &rfd);
         if (r == -ENOENT) {

@@ -208,9 +208,13 @@ void ag_status_print(const AgStatus *s, FILE *f, bool unicode) {
         }
         if (s->version == 2)
                 fprintf(f, "\ncgroup v2 at %s; CPU time from cpu.stat.\n", s->mount);
-        else if (s->cpu_source)
+        else if (s->acct_mount)
                 fprintf(f, "\ncgroup v1 at %s; CPU time from cpuacct.usage of the same group in the cpuacct "
-                        "hierarchy (\"-\": it has no such group).\n", s->mount);
+                        "hierarchy at %s,\nwhich mirrors sessions and the levels above them: a leaf's time counts "
+                        "in its session's (\"-\" for leaves).\n", s->mount, s->acct_mount);
+        else if (s->cpu_source)
+                fprintf(f, "\ncgroup v1 at %s; CPU time from cpuacct.usage of each group (cpu and cpuacct "
+                        "mounted together).\n", s->mount);
         else
                 fprintf(f, "\ncgroup v1 at %s; no cpuacct hierarchy, so no CPU time.\n", s->mount);
         if (s->only_one_user)
@@ -334,6 +338,11 @@ void ag_status_print_json(const AgStatus *s, FILE *f) {
         fputs(",\"cpu_source\":", f);
         if (s->cpu_source)
                 json_string(f, s->cpu_source);
+        else
+                fputs("null", f);
+        fputs(",\"cpuacct_mount\":", f);
+        if (s->acct_mount)
+                json_string(f, s->acct_mount);
         else
                 fputs("null", f);
         fputs(",\"only_uid\":", f);

@@ -47,6 +47,7 @@ typedef struct AgStatus {
         bool only_one_user;            /* filtered to one user */
         uid_t only_uid;
         AgStatusNode *tree;            /* NULL when <root> does not exist */
+        char *acct_mount;              /* v1: the separate cpuacct hierarchy whose mirrors give CPU time, or NULL */
 } AgStatus;
 
 /* Collects the tree. only_uid: (uid_t) -1 for every user. */

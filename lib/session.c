@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "acct.h"
 #include "session.h"
 #include "pool.h"
 #include "util.h"
@@ -502,5 +503,7 @@ int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *u
                         total += r;
         }
         closedir(d);
+        /* v1 with a separate cpuacct hierarchy: the emptied mirrors too (acct.c). */
+        (void) ag_acct_gc(h, root);
         return total;
 }

@@ -28,6 +28,7 @@
 #include <security/pam_modules.h>
 #include <security/pam_modutil.h>
 
+#include "../lib/acct.h"
 #include "../lib/config.h"
 #include "../lib/cgroup.h"
 #include "../lib/latency.h"
@@ -58,6 +59,7 @@ struct module_ctl {
 struct module_data {
         AgHierarchy *hierarchy;
         AgSession *session;
+        AgAcct *acct;                  /* CPU accounting: start time, cpuacct mirror (lib/acct.c) */
 };
 
 static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, struct module_ctl *ctl) {
@@ -158,10 +160,11 @@ static int in_group(void *userdata, const char *group) {
         return member;
 }
 
-static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, const char *op, const char *user,
-                         uid_t uid, const char *path) {
+/* extra: more " key=value" fields after cgroup=, or NULL */
+static void audit_record_fields(pam_handle_t *pamh, const struct module_ctl *ctl, const char *op, const char *user,
+                                uid_t uid, const char *path, const char *extra) {
 #ifdef HAVE_LIBAUDIT
-        char msg[512], *acct;
+        char msg[768], *acct;
         const void *tty = NULL, *rhost = NULL;
         int fd;
 
@@ -177,8 +180,8 @@ static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, const
         acct = audit_encode_nv_string("acct", user, 0);
         (void) pam_get_item(pamh, PAM_TTY, &tty);
         (void) pam_get_item(pamh, PAM_RHOST, &rhost);
-        snprintf(msg, sizeof msg, "op=%s %s uid=%lu cgroup=%s", op, acct ? acct : "acct=?",
-                 (unsigned long) uid, path);
+        snprintf(msg, sizeof msg, "op=%s %s uid=%lu cgroup=%s%s%s", op, acct ? acct : "acct=?",
+                 (unsigned long) uid, path, extra ? " " : "", extra ? extra : "");
         free(acct);
         if (audit_log_user_message(fd, AUDIT_TRUSTED_APP, msg, rhost, NULL, tty, 1) <= 0 && errno != EPERM &&
             errno != ECONNREFUSED)
@@ -193,7 +196,13 @@ static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, const
         (void) user;
         (void) uid;
         (void) path;
+        (void) extra;
 #endif
+}
+
+static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, const char *op, const char *user,
+                         uid_t uid, const char *path) {
+        audit_record_fields(pamh, ctl, op, user, uid, path, NULL);
 }
 
 static void data_cleanup(pam_handle_t *pamh, void *data, int error_status) {
@@ -205,6 +214,7 @@ static void data_cleanup(pam_handle_t *pamh, void *data, int error_status) {
                 return;
         ag_session_free(d->session);
         ag_hierarchy_free(d->hierarchy);
+        ag_acct_free(d->acct);
         free(d);
 }
 
@@ -267,6 +277,37 @@ static void apply_latency(pam_handle_t *pamh, const struct module_ctl *ctl, cons
         else if (ctl->flags & PAM_DEBUG_ARG)
                 pam_syslog(pamh, LOG_DEBUG, "latency class %s (%s) for %s: %s", ag_latency_to_string(l), what,
                            user, ag_latency_result_to_string(res));
+}
+
+/* CPU accounting at open: the start time and, on v1 with cpuacct mounted on
+ * its own, the session's mirror there. A failure costs only the CPU figure. */
+static void acct_open(pam_handle_t *pamh, struct module_data *d) {
+        const char *what = NULL;
+        int r;
+
+        r = ag_acct_start(d->hierarchy, &d->acct);
+        if (r < 0) {
+                pam_syslog(pamh, LOG_CRIT, "out of memory");
+                return;
+        }
+        r = ag_acct_mirror_open(d->acct, d->session->path, getpid(), d->session->name != NULL, &what);
+        if (r < 0)
+                pam_syslog(pamh, LOG_WARNING, "cannot %s %s%s: %s, CPU time of this session not recorded",
+                           what ? what : "make the cpuacct group", d->acct->mount, d->session->path, strerror(-r));
+}
+
+/* CPU accounting at close: the one line and audit record with what the
+ * session used (read before its groups are removed, see pam_sm_close_session). */
+static void acct_report(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user,
+                        const struct module_data *d, const AgCpuUsage *u, bool lingering) {
+        char fields[200], extra[240];
+
+        if (ag_acct_format(u, d->acct ? (long long) ag_acct_wall_usec(d->acct) : -1, fields, sizeof fields) < 0)
+                return;
+        pam_syslog(pamh, LOG_INFO, "session %s %s: user=%s scope=%s %s", d->session->path,
+                   lingering ? "lingering" : "closed", user, d->session->name ? "session" : "user", fields);
+        snprintf(extra, sizeof extra, "state=%s %s", lingering ? "lingering" : "closed", fields);
+        audit_record_fields(pamh, ctl, "autogroup-session-end", user, d->session->uid, d->session->path, extra);
 }
 
 int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
@@ -383,6 +424,8 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 return fail_rc(&ctl);
         }
 
+        acct_open(pamh, d);
+
         char env[600];
         snprintf(env, sizeof env, ENV_NAME "=%s", s->path);
         if (pam_putenv(pamh, env) != PAM_SUCCESS)
@@ -424,6 +467,7 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
                 if (pw && ag_hierarchy_find(NULL, &h) >= 0 && h->has_cpu && ag_hierarchy_open(h, &mfd) >= 0) {
                         struct removed_ctx c = { .pamh = pamh, .ctl = &ctl, .user = user, .uid = pw->pw_uid };
                         (void) ag_user_sweep_at(mfd, ctl.root, pw->pw_uid, on_removed, &c);
+                        (void) ag_acct_sweep_user(h, ctl.root, pw->pw_uid);
                         close(mfd);
                 }
                 ag_hierarchy_free(h);
@@ -434,7 +478,13 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         struct removed_ctx c = {
                 .pamh = pamh, .ctl = &ctl, .user = user ? user : "?", .uid = d->session->uid,
         };
+        /* What the session used, read while its groups still exist. */
+        AgCpuUsage usage;
+        bool have_usage = d->acct && ag_acct_usage(d->hierarchy, d->acct, d->session->path, &usage) >= 0;
         r = ag_session_close(d->hierarchy, d->session, 0, on_removed, &c);
+        if (d->acct)
+                (void) ag_acct_mirror_close(d->acct, 0);
+        acct_report(pamh, &ctl, c.user, d, have_usage ? &usage : NULL, r == -EBUSY && d->session->name);
         if (r == -EBUSY && d->session->name)
                 pam_syslog(pamh, LOG_INFO, "%s%s still holds processes, left for a later sweep",
                            d->hierarchy->mount, d->session->path);

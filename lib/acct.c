@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+/* CPU accounting: where a group's CPU time is read, the cpuacct mirror of a
+ * session on cgroup v1 hosts whose cpuacct controller is a hierarchy of its
+ * own, and its removal. See acct.h. */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <linux/magic.h>
+
+#include "acct.h"
+#include "util.h"
+
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+/* Levels of a mirrored path ("/<root>/user-<uid>/<session>" has 3; pools add one). */
+#define MAX_LEVELS 8
+/* How often making the mirror starts over when a concurrent close or sweep
+ * removed a level under its feet. */
+#define MIRROR_RETRIES 16
+/* The usual mount point of a separate cpuacct hierarchy, tried before mountinfo. */
+#define CPUACCT_MOUNT "/sys/fs/cgroup/cpuacct"
+
+AgAcct *ag_acct_free(AgAcct *a) {
+        if (!a)
+                return NULL;
+        free(a->mount);
+        free(a->path);
+        free(a->origin);
+        free(a);
+        return NULL;
+}
+
+static bool has_file(int dirfd, const char *name) {
+        return faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Is path the root of a v1 hierarchy with cpuacct (and without cpu)? */
+static bool is_cpuacct_only(const char *path) {
+        _cleanup_close_ int fd = -1;
+        struct statfs sfs;
+
+        fd = open(path, DIR_FLAGS);
+        if (fd < 0 || fstatfs(fd, &sfs) < 0 || (unsigned long) sfs.f_type != (unsigned long) CGROUP_SUPER_MAGIC)
+                return false;
+        return has_file(fd, "cpuacct.usage") && !has_file(fd, "cpu.shares");
+}
+
+static int find_in_mountinfo(char **ret_mount) {
+        _cleanup_free_ char *line = NULL;
+        size_t allocated = 0;
+        FILE *f;
+
+        f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return negative_errno();
+        while (getline(&line, &allocated, f) > 0) {
+                char *root, *mp, *fstype, *opts;
+
+                if (ag_mountinfo_parse_line(line, &root, &mp, &fstype, &opts) < 0)
+                        continue;
+                if (strcmp(root, "/") != 0 || strcmp(fstype, "cgroup") != 0 || !ag_has_token(opts, ",", "cpuacct") ||
+                    ag_has_token(opts, ",", "cpu") || !is_cpuacct_only(mp))
+                        continue;
+                fclose(f);
+                *ret_mount = strdup(mp);
+                return *ret_mount ? 0 : -ENOMEM;
+        }
+        fclose(f);
+        return -ENOENT;
+}
+
+int ag_acct_find(const AgHierarchy *h, AgAcctSource *ret_source, char **ret_mount) {
+        _cleanup_close_ int fd = -1;
+        char *m = NULL;
+        int r;
+
+        if (h->version == 2) {
+                *ret_source = AG_ACCT_IN_CPU;
+                return 0;
+        }
+        r = ag_hierarchy_open(h, &fd);
+        if (r < 0)
+                return r;
+        if (has_file(fd, "cpuacct.usage")) {
+                *ret_source = AG_ACCT_IN_CPU;
+                return 0;
+        }
+        /* The usual place first: no mountinfo to read at every login. */
+        if (is_cpuacct_only(CPUACCT_MOUNT))
+                m = strdup(CPUACCT_MOUNT);
+        else {
+                r = find_in_mountinfo(&m);
+                if (r == -ENOENT) {
+                        *ret_source = AG_ACCT_NONE;
+                        return 0;
+                }
+                if (r < 0)
+                        return r;
+        }
+        if (!m)
+                return -ENOMEM;
+        *ret_source = AG_ACCT_MIRROR;
+        if (ret_mount)
+                *ret_mount = m;
+        else
+                free(m);
+        return 0;
+}
+
+/* "key value" lines (cpu.stat, cpuacct.stat): the value of key, or -ENOENT. */
+static int keyed_value(const char *buf, const char *key, long long *ret) {
+        size_t n = strlen(key);
+
+        for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+                if (strncmp(p, key, n) == 0 && p[n] == ' ') {
+                        char *end;
+                        errno = 0;
+                        long long v = strtoll(p + n + 1, &end, 10);
+                        if (errno != 0 || end == p + n + 1 || v < 0 || (*end && *end != '\n'))
+                                return -EINVAL;
+                        *ret = v;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+int ag_acct_read_group(int version, int cgfd, AgCpuUsage *ret) {
+        AgCpuUsage u = { -1, -1, -1 };
+        char buf[4096];
+        long long v;
+        int r;
+
+        if (version == 2) {
+                r = ag_read_small_file(cgfd, "cpu.stat", buf, sizeof buf);
+                if (r < 0)
+                        return r;
+                if (keyed_value(buf, "usage_usec", &v) < 0)
+                        return -ENOENT;
+                u.usec = v;
+                if (keyed_value(buf, "user_usec", &v) >= 0)
+                        u.user_usec = v;
+                if (keyed_value(buf, "system_usec", &v) >= 0)
+                        u.system_usec = v;
+        } else {
+                char *end;
+
+                r = ag_read_small_file(cgfd, "cpuacct.usage", buf, sizeof buf);
+                if (r < 0)
+                        return r;
+                errno = 0;
+                v = strtoll(buf, &end, 10);
+                if (errno != 0 || end == buf || *end || v < 0)
+                        return -EINVAL;
+                u.usec = v / 1000;
+                /* user and system in USER_HZ ticks, sampled at the tick */
+                long hz = sysconf(_SC_CLK_TCK);
+                if (hz > 0 && ag_read_small_file(cgfd, "cpuacct.stat", buf, sizeof buf) >= 0) {
+                        if (keyed_value(buf, "user", &v) >= 0)
+                                u.user_usec = v * (1000000 / hz);
+                        if (keyed_value(buf, "system", &v) >= 0)
+                                u.system_usec = v * (1000000 / hz);
+                }
+        }
+        *ret = u;
+        return 0;
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0 && clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
+                return 0;
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+int ag_acct_start(const AgHierarchy *h, AgAcct **ret) {
+        AgAcct *a;
+        int r;
+
+        a = calloc(1, sizeof *a);
+        if (!a)
+                return -ENOMEM;
+        a->start_usec = now_usec();
+        r = ag_acct_find(h, &a->source, &a->mount);
+        if (r == -ENOMEM) {
+                free(a);
+                return r;
+        }
+        if (r < 0) {
+                /* Only the CPU time is unknown: the wall time still counts. */
+                a->source = AG_ACCT_NONE;
+                a->mount = NULL;
+        }
+        *ret = a;
+        return 0;
+}
+
+uint64_t ag_acct_wall_usec(const AgAcct *a) {
+        uint64_t now = now_usec();
+        return now > a->start_usec ? now - a->start_usec : 0;
+}
+
+/* The cpuacct group of pid from /proc/PID/cgroup ("N:cpuacct:/path"). */
+static int pid_cpuacct_path(pid_t pid, char **ret) {
+        _cleanup_free_ char *line = NULL;
+        size_t allocated = 0;
+        char fn[64];
+        ssize_t n;
+        FILE *f;
+
+        snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/cgroup", (intmax_t) (pid > 0 ? pid : getpid()));
+        f = fopen(fn, "re");
+        if (!f)
+                return negative_errno();
+        while ((n = getline(&line, &allocated, f)) > 0) {
+                char *ctrl, *path;
+
+                if (line[n - 1] == '\n')
+                        line[n - 1] = 0;
+                ctrl = strchr(line, ':');
+                if (!ctrl)
+                        continue;
+                path = strchr(++ctrl, ':');
+                if (!path)
+                        continue;
+                *path++ = 0;
+                if (!ag_has_token(ctrl, ",", "cpuacct"))
+                        continue;
+                fclose(f);
+                *ret = strdup(path);
+                return *ret ? 0 : -ENOMEM;
+        }
+        fclose(f);
+        return -ENOENT;
+}
+
+/* Splits "/a/b/c" into its components (in copy, which is modified). */
+static int split_path(char *copy, char *comp[MAX_LEVELS], unsigned *ret_n) {
+        unsigned n = 0;
+        char *save = NULL;
+
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                if (n >= MAX_LEVELS)
+                        return -E2BIG;
+                comp[n++] = c;
+        }
+        if (n == 0)
+                return -EINVAL;
+        *ret_n = n;
+        return 0;
+}
+
+static void close_all(int fds[MAX_LEVELS]) {
+        for (unsigned i = 0; i < MAX_LEVELS; i++)
+                fds[i] = safe_close(fds[i]);
+}
+
+/* Tries to remove every group directly below dirfd but skip: only empty
+ * ones go (the kernel refuses the others), at most AG_SESSION_MAX_DIRS. */
+static int remove_empty_children(int dirfd, const char *skip) {
+        struct dirent *de;
+        unsigned seen = 0;
+        int r, count = 0;
+        DIR *d;
+
+        r = ag_opendir_dup(dirfd, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d)) && seen < AG_SESSION_MAX_DIRS) {
+                if (de->d_type != DT_DIR || de->d_name[0] == '.' || (skip && strcmp(de->d_name, skip) == 0))
+                        continue;
+                seen++;
+                if (unlinkat(dirfd, de->d_name, AT_REMOVEDIR) == 0)
+                        count++;
+        }
+        closedir(d);
+        return count;
+}
+
+static bool path_is_below(const char *path, const char *prefix) {
+        size_t n = strlen(prefix);
+        return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, const char **ret_what) {
+        _cleanup_free_ char *copy = NULL, *origin = NULL, *saved = NULL;
+        int fds[MAX_LEVELS] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+        bool created[MAX_LEVELS] = {};
+        char *comp[MAX_LEVELS];
+        const char *what = NULL;
+        unsigned n, i = 0;
+        int r;
+
+        if (a->source != AG_ACCT_MIRROR || a->path)
+                return 0;
+        if (pid <= 0)
+                pid = getpid();
+        copy = strdup(path);
+        saved = strdup(path);
+        if (!copy || !saved) {
+                what = "allocate memory";
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = split_path(copy, comp, &n);
+        if (r < 0) {
+                what = "split the session path";
+                goto fail;
+        }
+        (void) pid_cpuacct_path(pid, &origin);
+
+        for (unsigned attempt = 0;; attempt++) {
+                _cleanup_close_ int mfd = open(a->mount, DIR_FLAGS);
+
+                close_all(fds);
+                memset(created, 0, sizeof created);
+                if (mfd < 0) {
+                        r = negative_errno();
+                        what = "open the cpuacct hierarchy";
+                        goto fail;
+                }
+                for (i = 0; i < n; i++) {
+                        r = ag_cg_mkdir_open(i == 0 ? mfd : fds[i - 1], comp[i], &created[i], &fds[i]);
+                        if (r < 0)
+                                break;
+                        if (created[i])
+                                (void) fchmod(fds[i], 0755);
+                }
+                if (r >= 0) {
+                        r = ag_cg_attach(fds[n - 1], pid);
+                        what = "move the process into the cpuacct group";
+                } else
+                        what = "create the cpuacct group";
+                if (r >= 0)
+                        break;
+                /* A concurrent close or sweep removed a level: start over. */
+                if ((r != -ENOENT && r != -ENODEV) || attempt + 1 >= MIRROR_RETRIES) {
+                        /* Remove what this attempt made, bottom up. */
+                        while (i-- > 1)
+                                if (created[i])
+                                        (void) unlinkat(fds[i - 1], comp[i], AT_REMOVEDIR);
+                        goto fail;
+                }
+        }
+
+        /* This user's mirrors that emptied since their close. */
+        if (sweep && n >= 2 && !created[n - 2])
+                (void) remove_empty_children(fds[n - 2], comp[n - 1]);
+        close_all(fds);
+        a->path = TAKE_PTR(saved);
+        a->origin = TAKE_PTR(origin);
+        a->sweep = sweep;
+        return 0;
+
+fail:
+        close_all(fds);
+        if (ret_what)
+                *ret_what = what;
+        return r;
+}
+
+int ag_acct_usage(const AgHierarchy *h, const AgAcct *a, const char *path, AgCpuUsage *ret) {
+        _cleanup_close_ int mfd = -1, fd = -1;
+        int r;
+
+        switch (a->source) {
+        case AG_ACCT_IN_CPU:
+                r = ag_hierarchy_open(h, &mfd);
+                if (r < 0)
+                        return r;
+                r = ag_cg_open_path(mfd, path, &fd);
+                if (r < 0)
+                        return r;
+                return ag_acct_read_group(h->version, fd, ret);
+        case AG_ACCT_MIRROR:
+                if (!a->path)
+                        return -ENOENT;
+                mfd = open(a->mount, DIR_FLAGS);
+                if (mfd < 0)
+                        return negative_errno();
+                r = ag_cg_open_path(mfd, a->path, &fd);
+                if (r < 0)
+                        return r;
+                return ag_acct_read_group(1, fd, ret);
+        default:
+                return -EOPNOTSUPP;
+        }
+}
+
+int ag_acct_mirror_close(const AgAcct *a, pid_t pid) {
+        _cleanup_free_ char *copy = NULL, *current = NULL;
+        _cleanup_close_ int mfd = -1;
+        int fds[MAX_LEVELS] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+        char *comp[MAX_LEVELS];
+        unsigned n, i;
+        int r, result;
+
+        if (a->source != AG_ACCT_MIRROR || !a->path)
+                return 0;
+        if (pid <= 0)
+                pid = getpid();
+        mfd = open(a->mount, DIR_FLAGS);
+        if (mfd < 0)
+                return negative_errno();
+
+        /* Leave the mirror first, or its removal fails with EBUSY. */
+        if (pid_cpuacct_path(pid, &current) >= 0 && path_is_below(current, a->path)) {
+                _cleanup_close_ int ofd = -1;
+
+                r = -ENOENT;
+                if (a->origin && !path_is_below(a->origin, a->path) && ag_cg_open_path(mfd, a->origin, &ofd) >= 0)
+                        r = ag_cg_attach(ofd, pid);
+                if (r < 0)
+                        (void) ag_cg_attach(mfd, pid);
+        }
+
+        copy = strdup(a->path);
+        if (!copy)
+                return -ENOMEM;
+        r = split_path(copy, comp, &n);
+        if (r < 0)
+                return r;
+        /* Open the levels above the mirror; a missing one: nothing left to remove. */
+        for (i = 0; i + 1 < n; i++) {
+                r = ag_cg_open(i == 0 ? mfd : fds[i - 1], comp[i], &fds[i]);
+                if (r < 0) {
+                        close_all(fds);
+                        return r == -ENOENT ? 0 : r;
+                }
+        }
+        int parent = n >= 2 ? fds[n - 2] : mfd;
+        result = 0;
+        if (unlinkat(parent, comp[n - 1], AT_REMOVEDIR) < 0 && errno != ENOENT)
+                result = errno == EBUSY || errno == ENOTEMPTY ? -EBUSY : negative_errno();
+        /* Then the levels above, up to (not including) <root>, once empty.
+         * The user's other mirrors are looked at only when the user's group
+         * does not go at once (the common last close reads no directory). */
+        for (i = n - 1; i-- > 1;) {
+                fds[i] = safe_close(fds[i]);
+                if (unlinkat(fds[i - 1], comp[i], AT_REMOVEDIR) == 0)
+                        continue;
+                if (i != n - 2 || !a->sweep || (errno != EBUSY && errno != ENOTEMPTY))
+                        break;
+                r = ag_cg_open(fds[i - 1], comp[i], &fds[i]);
+                if (r < 0 || remove_empty_children(fds[i], NULL) <= 0)
+                        break;
+                fds[i] = safe_close(fds[i]);
+                if (unlinkat(fds[i - 1], comp[i], AT_REMOVEDIR) < 0)
+                        break;
+        }
+        close_all(fds);
+        return result;
+}
+
+int ag_acct_sweep_user(const AgHierarchy *h, const char *root, uid_t uid) {
+        _cleanup_free_ char *mount = NULL;
+        _cleanup_close_ int mfd = -1, rfd = -1, ufd = -1;
+        AgAcctSource source;
+        char ugroup[64];
+        int r, count;
+
+        r = ag_acct_find(h, &source, &mount);
+        if (r < 0)
+                return r;
+        if (source != AG_ACCT_MIRROR)
+                return 0;
+        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
+        if (r < 0)
+                return r;
+        mfd = open(mount, DIR_FLAGS);
+        if (mfd < 0)
+                return negative_errno();
+        r = ag_cg_open(mfd, root, &rfd);
+        if (r >= 0)
+                r = ag_cg_open(rfd, ugroup, &ufd);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        count = remove_empty_children(ufd, NULL);
+        if (count < 0)
+                return count;
+        ufd = safe_close(ufd);
+        if (unlinkat(rfd, ugroup, AT_REMOVEDIR) == 0)
+                count++;
+        return count;
+}
+
+int ag_acct_gc(const AgHierarchy *h, const char *root) {
+        _cleanup_free_ char *mount = NULL;
+        _cleanup_close_ int mfd = -1, rfd = -1;
+        AgAcctSource source;
+        struct dirent *de;
+        unsigned total = 0;
+        DIR *d;
+        int r;
+
+        r = ag_acct_find(h, &source, &mount);
+        if (r < 0)
+                return r;
+        if (source != AG_ACCT_MIRROR)
+                return 0;
+        mfd = open(mount, DIR_FLAGS);
+        if (mfd < 0)
+                return negative_errno();
+        r = ag_cg_open(mfd, root, &rfd);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        r = ag_opendir_dup(rfd, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                unsigned budget = AG_GC_MAX_DIRS;
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                /* Every mirror group is root's: any empty one can go. */
+                (void) ag_cg_remove_empty(rfd, de->d_name, AG_SESSION_MAX_DEPTH, &budget, &total);
+        }
+        closedir(d);
+        return (int) total;
+}
+
+static void format_value(char *buf, size_t size, long long v) {
+        if (v < 0)
+                snprintf(buf, size, "?");
+        else
+                snprintf(buf, size, "%lld", v);
+}
+
+int ag_acct_format(const AgCpuUsage *u, long long wall_usec, char *buf, size_t size) {
+        char c[32], us[32], sy[32], w[32];
+        int n;
+
+        format_value(c, sizeof c, u ? u->usec : -1);
+        format_value(us, sizeof us, u ? u->user_usec : -1);
+        format_value(sy, sizeof sy, u ? u->system_usec : -1);
+        format_value(w, sizeof w, wall_usec);
+        n = snprintf(buf, size, "cpu_usec=%s user_usec=%s system_usec=%s wall_usec=%s", c, us, sy, w);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}

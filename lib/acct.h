@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* CPU accounting of sessions and users.
+ *
+ * Where the CPU time of a group is read:
+ *   cgroup v2                      cpu.stat of the group (usage_usec, user_usec, system_usec)
+ *   v1, cpuacct mounted with cpu   cpuacct.usage (ns) and cpuacct.stat (USER_HZ ticks) of the group
+ *   v1, cpuacct on its own         the same files of a "mirror" group in the cpuacct hierarchy
+ *
+ * The mirror has the path of the session relative to the cpu hierarchy root,
+ * so "<cpu>/autogroup/user-1000/s42" is mirrored by
+ * "<cpuacct>/autogroup/user-1000/s42", whatever levels the cpu path has. It
+ * stops at the session level: v1 hierarchies are independent, so processes
+ * that move between the session's leaves in the cpu hierarchy stay in the
+ * session's mirror. Every mirror group belongs to root (nothing is
+ * delegated): the user can neither leave it nor move anything into it. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "session.h"
+
+typedef struct AgCpuUsage {
+        long long usec;                /* total CPU time; -1 unknown */
+        long long user_usec;           /* -1 unknown */
+        long long system_usec;         /* -1 unknown */
+} AgCpuUsage;
+
+typedef enum AgAcctSource {
+        AG_ACCT_NONE,                  /* no CPU accounting on this machine (v1 without cpuacct) */
+        AG_ACCT_IN_CPU,                /* in the cpu hierarchy's own groups (v2, or v1 cpu,cpuacct) */
+        AG_ACCT_MIRROR,                /* v1: in a mirror in the separate cpuacct hierarchy */
+} AgAcctSource;
+
+typedef struct AgAcct {
+        AgAcctSource source;
+        char *mount;                   /* AG_ACCT_MIRROR: mount point of the cpuacct hierarchy */
+        char *path;                    /* the mirrored group ("/<root>/.../<session>"), NULL until made */
+        char *origin;                  /* cpuacct group of the process before the mirror (may be NULL) */
+        bool sweep;                    /* path's parent holds only this user's groups */
+        uint64_t start_usec;           /* CLOCK_BOOTTIME at open */
+} AgAcct;
+
+/* Where CPU time is read for groups of the cpu hierarchy h. For
+ * AG_ACCT_MIRROR, *ret_mount (not NULL) gets the cpuacct mount point. */
+int ag_acct_find(const AgHierarchy *h, AgAcctSource *ret_source, char **ret_mount);
+
+/* Reads the CPU time of one group: v2 from cpu.stat, v1 from cpuacct.*.
+ * Values it cannot read stay -1; -ENOENT when even the total is missing. */
+int ag_acct_read_group(int version, int cgfd, AgCpuUsage *ret);
+
+/* Starts the accounting of a session: takes the time and finds the source
+ * (AG_ACCT_NONE when it cannot tell). -ENOMEM is its only failure. */
+int ag_acct_start(const AgHierarchy *h, AgAcct **ret);
+
+/* AG_ACCT_MIRROR: makes the mirror of path (the session's, or the user
+ * group's with "sessions no") and moves pid into it. sweep: path's parent is
+ * the user's own group (sessions yes), so this user's emptied mirrors there
+ * are removed too. A no-op (0) for other sources. On failure nothing new is
+ * left and *ret_what names the step. */
+int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, const char **ret_what);
+
+/* The CPU time so far of the session at path (in the cpu hierarchy h). */
+int ag_acct_usage(const AgHierarchy *h, const AgAcct *a, const char *path, AgCpuUsage *ret);
+
+/* Microseconds since ag_acct_start. */
+uint64_t ag_acct_wall_usec(const AgAcct *a);
+
+/* Moves pid out of the mirror (back where it came from) and removes the
+ * mirror when empty, then this user's other emptied mirrors. 0 when gone (or
+ * no mirror), -EBUSY when it still holds processes. */
+int ag_acct_mirror_close(const AgAcct *a, pid_t pid);
+
+/* Removes the emptied mirrors of one user ("<root>/user-<uid>/...") and the
+ * user's mirror group once empty. Bounded by that user's own groups. */
+int ag_acct_sweep_user(const AgHierarchy *h, const char *root, uid_t uid);
+
+/* gc: every empty mirror group below <root> (bounded like ag_gc). Returns
+ * the number removed (not reported one by one: a mirror goes with the group
+ * it mirrors) or -errno. */
+int ag_acct_gc(const AgHierarchy *h, const char *root);
+
+/* "cpu_usec=N user_usec=N system_usec=N wall_usec=N", "?" for an unknown
+ * value (u NULL, a field < 0): the fields of the close log line and of the
+ * audit record. */
+int ag_acct_format(const AgCpuUsage *u, long long wall_usec, char *buf, size_t size);
+
+AgAcct *ag_acct_free(AgAcct *a);

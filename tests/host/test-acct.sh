@@ -1,0 +1,190 @@
+#!/bin/bash
+# CPU accounting per session and per user (issue 11, part 3), through the real
+# module and real libpam on the host's cgroup v1, where cpuacct is a hierarchy
+# of its own (/sys/fs/cgroup/cpuacct beside /sys/fs/cgroup/cpu):
+#   - the close line (LOG_INFO) and the audit record with cpu_usec, user_usec,
+#     system_usec and wall_usec, for a session that burns about 1 s of CPU
+#     (a wide tolerance: this checks the figure, not a speed);
+#   - the cpuacct mirror of the session: made at open, root's, holds the
+#     login's processes wherever they move in the cpu hierarchy, removed at
+#     close; a lingering session is reported as such and its mirror is swept
+#     by the next close or by gc; the user cannot move into any mirror;
+#   - "autogroup status" shows CPU time that grows while spinners run.
+# Syslog is captured in private mount namespaces (tests/host/hardening-lib.sh).
+. "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$abs_top_srcdir/tests/host/hardening-lib.sh"
+require_root
+[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+ACCT=/sys/fs/cgroup/cpuacct
+if [ ! -f "$ACCT/cpuacct.usage" ] || [ -f "$ACCT/cpu.shares" ] || [ -f "$CPU/cpuacct.usage" ]; then
+        echo "1..0 # SKIP no cpuacct hierarchy of its own at $ACCT"; exit 77
+fi
+command -v perl >/dev/null || { echo "1..0 # SKIP needs perl (the CPU burner)"; exit 77; }
+
+ROOT="agtest-$$"
+CG="$CPU/$ROOT"
+AC="$ACCT/$ROOT"
+AG_CGROOTS="$CG $AC"
+hl_syslog_start || { not_ok "syslog capture started"; finish; }
+
+add_user "${TAG}a"
+add_user "${TAG}b"
+add_user "${TAG}c"
+UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"
+IA=$(id -u "$UA"); IC=$(id -u "$UC")
+CONF="$T/autogroup.conf"
+printf '* weight 100\n%s sessions no\n' "$UC" >"$CONF"; chmod 644 "$CONF"
+printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacct"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s noaudit\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacctna"
+HELPER="$abs_top_builddir/helper/autogroup"
+PFX='pam_autogroup\(agacct:session\): '
+# drv USER ACTIONS...: a login through libpam in a namespace whose syslog is ours
+drv() { nsrun 'exec timeout -k 5 120 "$@"' "$AGDRV" --pam "$T" agacct "$@"; }
+val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+# field NAME LINE: the value of NAME=... in a close line
+field() { printf '%s\n' "$2" | sed -n "s/.* $1=\([0-9?]*\).*/\1/p"; }
+# closeline PATH STATE: the captured close line of that session
+closeline() { grep -E -- "${PFX}session $(re_escape "$1") $2: " "$SYSLOG" | tail -n1; }
+# between LOW HIGH VALUE
+between() { [ -n "$3" ] && [ "$3" != "?" ] && [ "$3" -ge "$1" ] && [ "$3" -le "$2" ]; }
+# about 1 s of user CPU, then exits (times() only every 100,000 rounds: it is a system call)
+BURN1='perl -e "while ((times)[0] < 1.0) { for (1 .. 100000) {} }"'
+SPIN='perl -e "1 while 1"'
+
+echo "# 1. a session that burns about 1 s of CPU reports it at close"
+drv "$UA" open env run-user "$BURN1" close >"$T/burn.out" 2>&1
+S=$(val AUTOGROUP_SESSION burn)
+check "session opened and closed" grep -q '^close=PAM_SUCCESS' "$T/burn.out"
+hlog_has "close line logged" "${PFX}session $(re_escape "$S") closed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+\$"
+L=$(closeline "$S" closed)
+CPUU=$(field cpu_usec "$L"); USERU=$(field user_usec "$L"); WALL=$(field wall_usec "$L")
+echo "# close line: ${L#*: }"
+check "cpu_usec about 1 s (0.5 s .. 3 s): $CPUU" between 500000 3000000 "$CPUU"
+check "user_usec about 1 s (0.5 s .. 3 s, tick-sampled): $USERU" between 500000 3000000 "$USERU"
+check "wall_usec at least the CPU time, less than the test's life: $WALL" between "$((CPUU * 9 / 10))" 120000000 "$WALL"
+check "mirror removed at close" test ! -e "$ACCT$S"
+check "user's mirror group removed at close" test ! -e "$AC/user-$IA"
+
+echo "# 2. an idle session: little CPU, wall time of its length"
+drv "$UA" open env run-user "sleep 1" close >"$T/idle.out" 2>&1
+S=$(val AUTOGROUP_SESSION idle)
+L=$(closeline "$S" closed)
+check "idle session: cpu_usec below 0.5 s: $(field cpu_usec "$L")" between 0 500000 "$(field cpu_usec "$L")"
+check "idle session: wall_usec about 1 s (1 .. 60 s): $(field wall_usec "$L")" between 1000000 60000000 "$(field wall_usec "$L")"
+
+echo "# 3. the audit record of the session's end"
+if command -v strace >/dev/null; then
+        nsrun 'exec strace -f -s 768 -e trace=sendto -o "$1" "$2" --pam "$3" agacct "$4" open env run-user "$5" close' \
+                "$T/audit.trace" "$AGDRV" "$T" "$UA" "$BURN1" >"$T/au.out" 2>&1
+        perl -pe 's/\\x([0-9a-f]{2})/chr(hex($1))/ge' "$T/audit.trace" >"$T/audit.txt"
+        SA=$(val AUTOGROUP_SESSION au)
+        check "session-end record with state, cpu and wall fields" grep -aqE \
+                "op=autogroup-session-end acct=\"$UA\" uid=$IA cgroup=$(re_escape "$SA") state=closed cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+ " "$T/audit.txt"
+        AU=$(grep -ao "op=autogroup-session-end .*" "$T/audit.txt" | tr -d '\0' | head -n1)
+        check "audit cpu_usec about 1 s: $(field cpu_usec "$AU")" between 500000 3000000 "$(field cpu_usec "$AU")"
+        nsrun 'exec strace -f -s 768 -e trace=sendto -o "$1" "$2" --pam "$3" agacctna "$4" open close' \
+                "$T/na.trace" "$AGDRV" "$T" "$UA" >/dev/null 2>&1
+        check_not "noaudit: no session-end record" grep -q "autogroup-session-end" "$T/na.trace"
+else
+        skip "strace not installed"
+fi
+
+echo "# 4. the cpuacct mirror of a live session"
+nsrun 'exec "$@"' "$AGDRV" --pam "$T" agacct "$UA" open env cgroup \
+        spawn-user "echo \$\$ > $U/a.pid; exec sleep 300" wait-file "$T/a.go" close >"$T/a.out" 2>&1 &
+track_pid $!; PID_a=$!
+wait_for "$T/a.out" '^cgroup=' && wait_for "$U/a.pid" '^[0-9]+$'
+SA=$(val AUTOGROUP_SESSION a); PA=$(cat "$U/a.pid"); track_pid "$PA"
+check "mirror of the session exists: $ACCT$SA" test -d "$ACCT$SA"
+check_eq "mirror owned by root" root "$(stat -c %U "$ACCT$SA")"
+check_eq "mirror's cgroup.procs owned by root" root "$(stat -c %U "$ACCT$SA/cgroup.procs")"
+check_eq "mirror's user group owned by root" root "$(stat -c %U "$AC/user-$IA")"
+check_eq "mirror has no leaf (session level only)" "" "$(find "$ACCT$SA" -mindepth 1 -type d)"
+check "the login's process is in the mirror" grep -qx "[0-9]*:cpuacct:$SA" "/proc/$PA/cgroup"
+check "and in login/ of the cpu hierarchy" grep -qx "[0-9]*:cpu:$SA/login" "/proc/$PA/cgroup"
+nsrun 'exec "$@"' "$AGDRV" --pam "$T" agacct "$UB" open env \
+        spawn-user "echo \$\$ > $U/b.pid; exec sleep 300" wait-file "$T/b.go" close >"$T/b.out" 2>&1 &
+track_pid $!; PID_b=$!
+wait_for "$T/b.out" '^AUTOGROUP_SESSION=' && wait_for "$U/b.pid" '^[0-9]+$'
+SB=$(val AUTOGROUP_SESSION b); track_pid "$(cat "$U/b.pid")"
+check_not "user cannot move into own mirror" as_user "$UA" "echo \$\$ > $ACCT$SA/cgroup.procs"
+check_not "user cannot move into another user's mirror" as_user "$UA" "echo \$\$ > $ACCT$SB/cgroup.procs"
+check_not "user cannot move another user's process" as_user "$UA" "echo $(cat "$U/b.pid") > $ACCT$SA/cgroup.procs"
+check_not "user cannot move into the mirror of <root>" as_user "$UA" "echo \$\$ > $AC/cgroup.procs"
+check_not "user cannot make a group in own mirror" as_user "$UA" "mkdir $ACCT$SA/x"
+check_not "user cannot reset own mirror's cpuacct.usage" as_user "$UA" "echo 0 > $ACCT$SA/cpuacct.usage"
+check_not "user cannot remove another user's mirror" as_user "$UA" "rmdir $ACCT$SB"
+check_not "user cannot leave the mirror to the cpuacct root" as_user "$UA" "echo $PA > $ACCT/cgroup.procs"
+as_user "$UA" "mkdir $CPU$SA/tab && echo $PA > $CPU$SA/tab/cgroup.procs"
+check "moved to a leaf of the cpu hierarchy" grep -qx "[0-9]*:cpu:$SA/tab" "/proc/$PA/cgroup"
+check "still in the session's mirror" grep -qx "[0-9]*:cpuacct:$SA" "/proc/$PA/cgroup"
+
+echo "# 5. status: CPU time of sessions and users grows while spinners run"
+nsrun 'exec "$@"' "$AGDRV" --pam "$T" agacct "$UA" open env \
+        spawn-user "$SPIN & echo \$! > $U/spin.pid; wait" wait-file "$T/s.go" close >"$T/s.out" 2>&1 &
+track_pid $!; PID_s=$!
+wait_for "$T/s.out" '^AUTOGROUP_SESSION=' && wait_for "$U/spin.pid" '^[0-9]+$'
+SS=$(val AUTOGROUP_SESSION s); track_pid "$(cat "$U/spin.pid")"
+# cpu_usec of the node with that path in status --json
+scpu() { P="$2" perl -ne 'print "$1\n" if /"path":"\Q$ENV{P}\E","kind":"[a-z]+"[^{}]*?"cpu_usec":(\d+|null)/' "$1"; }
+sleep 0.5
+"$HELPER" --root "$ROOT" status --json >"$T/st1.json" 2>&1
+sleep 1
+"$HELPER" --root "$ROOT" status --json >"$T/st2.json" 2>&1
+"$HELPER" --root "$ROOT" status >"$T/st2.txt" 2>&1
+c1=$(scpu "$T/st1.json" "$SS"); c2=$(scpu "$T/st2.json" "$SS")
+u1=$(scpu "$T/st1.json" "/$ROOT/user-$IA"); u2=$(scpu "$T/st2.json" "/$ROOT/user-$IA")
+echo "# spinner session: $c1 then $c2 us; user group: $u1 then $u2 us"
+check "status: session CPU time is a number: $c1" between 1 1000000000 "$c1"
+check "status: session CPU time grew while the spinner ran: $c1 -> $c2" between "$((c1 + 1))" 1000000000 "$c2"
+check "status: user group CPU time grew: $u1 -> $u2" between "$((u1 + 1))" 1000000000 "$u2"
+check "status: cpuacct mount named in the JSON" grep -q "\"cpuacct_mount\":\"$ACCT\"" "$T/st2.json"
+check "status table: the session row has a CPU time, not '-'" grep -qE "$(basename "$SS") +.* [0-9.]+(ms|s)\$" "$T/st2.txt"
+check "status table: says where CPU time comes from" grep -q "cpuacct hierarchy at $ACCT" "$T/st2.txt"
+as_user "$UA" "$HELPER --root $ROOT status --json" >"$T/sta.json" 2>&1
+check "status as the user shows the CPU time too" between 1 1000000000 "$(scpu "$T/sta.json" "$SS")"
+kill "$(cat "$U/spin.pid")" 2>/dev/null
+touch "$T/s.go"; wait "$PID_s" 2>/dev/null
+L=$(closeline "$SS" closed)
+check "spinner session: close line has at least the CPU status saw: $(field cpu_usec "$L")" between "$c2" 100000000000 "$(field cpu_usec "$L")"
+check "spinner session's mirror removed" test ! -e "$ACCT$SS"
+
+echo "# 6. a lingering session: reported as lingering, its mirror stays, then is swept"
+kill "$PA" "$(cat "$U/b.pid")" 2>/dev/null
+touch "$T/a.go" "$T/b.go"; wait "$PID_a" "$PID_b" 2>/dev/null
+drv "$UA" open env spawn-user "$BURN1; echo \$\$ > $U/l.pid; exec sleep 300" close >"$T/l.out" 2>&1
+SL=$(val AUTOGROUP_SESSION l)
+wait_for "$U/l.pid" '^[0-9]+$'; LP=$(cat "$U/l.pid"); track_pid "$LP"
+# the close ran while the burner was still burning or had just finished: the line has what it had used so far
+hlog_has "lingering session: close line says lingering" "${PFX}session $(re_escape "$SL") lingering: user=$UA scope=session cpu_usec=[0-9]+ "
+check "lingering session: cpu session stays" test -d "$CPU$SL"
+check "lingering session: its mirror stays, with the process" grep -qx "$LP" "$ACCT$SL/cgroup.procs"
+kill "$LP"; sleep 0.2
+drv "$UA" open close >/dev/null 2>&1
+check "next close of the user swept the emptied mirror" test ! -e "$ACCT$SL"
+check "and the user's mirror group" test ! -e "$AC/user-$IA"
+
+echo "# 7. gc removes emptied mirrors"
+drv "$UA" open env spawn-user "echo \$\$ > $U/g.pid; exec sleep 300" close >"$T/g.out" 2>&1
+SG=$(val AUTOGROUP_SESSION g)
+wait_for "$U/g.pid" '^[0-9]+$'; GP=$(cat "$U/g.pid"); track_pid "$GP"
+check "lingering session's mirror is there" test -d "$ACCT$SG"
+kill "$GP"; sleep 0.2
+"$HELPER" --root "$ROOT" gc >"$T/gc.out" 2>&1
+check "gc removed the session" test ! -e "$CPU$SG"
+check "gc removed its mirror" test ! -e "$ACCT$SG"
+check "gc removed the user's mirror group" test ! -e "$AC/user-$IA"
+
+echo "# 8. sessions no: the user group is mirrored, the line says scope=user"
+drv "$UC" open env cgroup run-user "grep cpuacct: /proc/self/cgroup > $U/c.cg" close >"$T/c.out" 2>&1
+SC=$(val AUTOGROUP_SESSION c)
+check_eq "sessions no: the session path is the user group" "/$ROOT/user-$IC" "$SC"
+check "sessions no: the login was in the user group's mirror" grep -qx "[0-9]*:cpuacct:$SC" "$U/c.cg"
+hlog_has "sessions no: close line with scope=user" "${PFX}session $(re_escape "$SC") closed: user=$UC scope=user cpu_usec=[0-9]+ "
+check "sessions no: the mirror is removed at close" test ! -e "$ACCT$SC"
+
+echo "# 9. nothing left behind"
+check_eq "no cpu group left" "" "$(ls -d "$CG"/*/ 2>/dev/null)"
+check_eq "no mirror left" "" "$(ls -d "$AC"/*/ 2>/dev/null)"
+finish
