@@ -21,7 +21,10 @@ typedef struct AgHierarchy {
 /* Finds the cpu hierarchy from a mountinfo file (NULL: /proc/self/mountinfo).
  * Prefers a cgroup2 mount whose root offers "cpu", then a v1 mount with the cpu
  * controller, then a cgroup2 mount without cpu (has_cpu false). -ENOENT when
- * no cgroup filesystem is mounted. */
+ * no cgroup filesystem is mounted. With NULL, the usual mount points
+ * (/sys/fs/cgroup, /sys/fs/cgroup/cpu, ...) are asked first with statfs and
+ * mountinfo is read only when none of them is the root of a hierarchy with
+ * cpu. */
 int ag_hierarchy_find(const char *mountinfo, AgHierarchy **ret);
 
 /* Uses the cgroup filesystem mounted at path (statfs decides the version). */
