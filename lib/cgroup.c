@@ -486,12 +486,21 @@ int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
         return -ENOENT;
 }
 
+bool ag_cg_no_children(int cgfd) {
+        struct stat st;
+
+        /* cgroupfs (kernfs) keeps 2 + the number of child directories in a
+         * directory's link count. Some filesystems leave it at 1 ("not
+         * counted"): only 2 says "none". */
+        return fstat(cgfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_nlink == 2;
+}
+
 static int remove_below(int fd, unsigned depth, unsigned *budget, unsigned *removed) {
         DIR *d;
         struct dirent *de;
         int r;
 
-        if (depth == 0)
+        if (depth == 0 || ag_cg_no_children(fd))
                 return 0;
         r = ag_opendir_dup(fd, &d);
         if (r < 0)
@@ -515,6 +524,18 @@ int ag_cg_remove_empty(int dirfd, const char *name, unsigned max_depth, unsigned
                         return -E2BIG;
                 (*budget)--;
         }
+        if (!name_is_component(name))
+                return -EINVAL;
+        /* Most groups met here are empty leaves: one rmdir removes them. Only
+         * when it fails (children, processes, anything else) is the group
+         * opened and walked. */
+        if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0) {
+                if (ret_removed)
+                        (*ret_removed)++;
+                return 0;
+        }
+        if (errno == ENOENT)
+                return 0;
         r = ag_cg_open(dirfd, name, &fd);
         if (r == -ENOENT)
                 return 0;
@@ -553,6 +574,8 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         r = ag_cg_count_procs(fd);
         if (r != 0)
                 return r < 0 ? r : 1;
+        if (ag_cg_no_children(fd))
+                return 0;
 
         r = ag_opendir_dup(fd, &d);
         if (r < 0)

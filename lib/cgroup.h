@@ -80,5 +80,9 @@ int ag_cg_remove_empty(int dirfd, const char *name, unsigned max_depth, unsigned
  * directories) hold a process? 1 yes (or too deep/wide to tell), 0 no, -errno. */
 int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, unsigned *budget);
 
+/* True when the cgroup certainly has no child groups (its link count says
+ * so); false when it has, or when that cannot be told. */
+bool ag_cg_no_children(int cgfd);
+
 /* Counts processes listed in cgroup.procs (of this cgroup only). */
 int ag_cg_count_procs(int cgfd);

@@ -267,8 +267,9 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                                 goto finish;
                         }
                 }
-                /* Sessions of this user that emptied since their close. */
-                if (i == 0)
+                /* Sessions of this user that emptied since their close (a
+                 * user group made just now has none). */
+                if (i == 0 && !created)
                         (void) ag_user_sweep(rfd, root, p->uid, false, AG_SESSION_MAX_DIRS, NULL, NULL);
 
                 r = make_session(h, ufd, p, pid, &name, &what);
@@ -326,8 +327,12 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
                 _cleanup_close_ int ofd = -1;
 
                 r = -ENOENT;
-                if (s->origin && !path_is_below(s->origin, s->path) && ag_cg_open_path(mfd, s->origin, &ofd) >= 0)
-                        r = ag_cg_attach(ofd, pid);
+                if (s->origin && !path_is_below(s->origin, s->path)) {
+                        if (strcmp(s->origin, "/") == 0)
+                                r = ag_cg_attach(mfd, pid);
+                        else if (ag_cg_open_path(mfd, s->origin, &ofd) >= 0)
+                                r = ag_cg_attach(ofd, pid);
+                }
                 if (r < 0)
                         (void) ag_cg_attach(mfd, pid);
         }
@@ -335,21 +340,27 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
         /* Our own session first, so that the answer is about it, whatever a
          * concurrent sweep does to the others. */
         int result = 0;
+        _cleanup_close_ int rfd = -1;
+        r = ag_cg_open(mfd, s->root, &rfd);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
         if (s->name) {
-                _cleanup_close_ int rfd = -1, ufd = -1;
+                _cleanup_close_ int ufd = -1;
                 char ugroup[64];
                 unsigned budget = AG_SESSION_MAX_DIRS, n = 0;
 
                 r = ag_user_group_name(s->uid, ugroup, sizeof ugroup);
                 if (r < 0)
                         return r;
-                if (ag_cg_open(mfd, s->root, &rfd) >= 0 && ag_cg_open(rfd, ugroup, &ufd) >= 0) {
+                if (ag_cg_open(rfd, ugroup, &ufd) >= 0) {
                         result = ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
                         if (result == 0 && n > 0 && removed)
                                 removed(userdata, s->path);
                 }
         }
-        r = ag_user_sweep_at(mfd, s->root, s->uid, removed, userdata);
+        r = ag_user_sweep(rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
         if (r < 0)
                 return r;
         return result == -E2BIG ? -EBUSY : result;
@@ -385,6 +396,9 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
         if (r < 0)
                 return r;
 
+        /* No session below the user group: nothing to read. */
+        if (ag_cg_no_children(ufd))
+                goto sessions_done;
         r = ag_opendir_dup(ufd, &d);
         if (r < 0)
                 return r;
@@ -411,6 +425,7 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
         }
         closedir(d);
 
+sessions_done:
         if (remove_user_group) {
                 ufd = safe_close(ufd);
                 if (unlinkat(rootfd, ugroup, AT_REMOVEDIR) == 0) {
