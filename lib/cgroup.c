@@ -443,6 +443,16 @@ done:
         return 0;
 }
 
+int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v) {
+        /* What the kernel gives every new cpu cgroup: weight 100 (v1 shares
+         * 1024), no quota, the 100 ms period, not idle. */
+        unsigned long weight = h->version == 2 ? 100 : 1024;
+
+        if (!v->idle && v->weight == weight && v->quota_us < 0 && v->period_us == AG_CPU_PERIOD_US)
+                return 0;
+        return ag_cg_apply(h, cgfd, v, NULL);
+}
+
 int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
         _cleanup_free_ char *line = NULL;
         char fn[64];

@@ -64,6 +64,10 @@ int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd);
  * kernels) and reported through *ret_idle_missing when not NULL. */
 int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing);
 
+/* The same for a group made just now, which holds the kernel's defaults:
+ * nothing is read, and only values that differ from them are written. */
+int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v);
+
 /* Reads the cgroup path of pid in the hierarchy from /proc/PID/cgroup. */
 int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret);
 

@@ -93,13 +93,13 @@ static bool retryable(int r) {
         return r == -ENOENT || r == -ENODEV;
 }
 
-static int apply_user_policy(const AgHierarchy *h, int ufd, const AgPolicy *policy) {
+static int apply_user_policy(const AgHierarchy *h, int ufd, bool created, const AgPolicy *policy) {
         AgCgValues v;
 
         if (!h->has_cpu)
                 return 0;
         ag_policy_to_values(policy, h->version, &v);
-        return ag_cg_apply(h, ufd, &v, NULL);
+        return created ? ag_cg_apply_new(h, ufd, &v) : ag_cg_apply(h, ufd, &v, NULL);
 }
 
 /* Makes the session directory and its login/ leaf, delegates both, moves pid
@@ -236,7 +236,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 }
                 if (created)
                         (void) fchmod(ufd, 0755);
-                r = apply_user_policy(h, ufd, p->policy);
+                r = apply_user_policy(h, ufd, created, p->policy);
                 if (r < 0) {
                         what = "set the user group's cpu policy";
                         if (retryable(r) && i < OPEN_RETRIES)
