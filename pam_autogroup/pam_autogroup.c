@@ -125,8 +125,25 @@ static int in_group(void *userdata, const char *group) {
         return pam_modutil_user_in_group_nam_nam(g->pamh, g->user, group);
 }
 
-static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, const char *op, const char *user,
-                         uid_t uid, const char *path) {
+/* The audit socket of one session call: opened at its first record, shared
+ * by the records of that call (a close writes one for each group it
+ * removes), closed by audit_done() before the call returns. */
+struct audit_conn {
+        int fd;
+        bool opened;
+};
+#define AUDIT_CONN_INIT { .fd = -1, .opened = false }
+
+static void audit_done(struct audit_conn *a) {
+#ifdef HAVE_LIBAUDIT
+        if (a->fd >= 0)
+                audit_close(a->fd);
+#endif
+        a->fd = -1;
+}
+
+static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, struct audit_conn *a, const char *op,
+                         const char *user, uid_t uid, const char *path) {
 #ifdef HAVE_LIBAUDIT
         char msg[512], *acct;
         const void *tty = NULL, *rhost = NULL;
@@ -134,13 +151,16 @@ static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, const
 
         if (ctl->flags & PAM_NO_AUDIT)
                 return;
-        fd = audit_open();
-        if (fd < 0) {
+        if (!a->opened) {
+                a->opened = true;
+                a->fd = audit_open();
                 /* A kernel without audit support is not an error. */
-                if (errno != EINVAL && errno != EPROTONOSUPPORT && errno != EAFNOSUPPORT)
+                if (a->fd < 0 && errno != EINVAL && errno != EPROTONOSUPPORT && errno != EAFNOSUPPORT)
                         pam_syslog(pamh, LOG_ERR, "audit_open: %m");
-                return;
         }
+        fd = a->fd;
+        if (fd < 0)
+                return;
         acct = audit_encode_nv_string("acct", user, 0);
         (void) pam_get_item(pamh, PAM_TTY, &tty);
         (void) pam_get_item(pamh, PAM_RHOST, &rhost);
@@ -150,12 +170,12 @@ static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, const
         if (audit_log_user_message(fd, AUDIT_TRUSTED_APP, msg, rhost, NULL, tty, 1) <= 0 && errno != EPERM &&
             errno != ECONNREFUSED)
                 pam_syslog(pamh, LOG_ERR, "cannot write audit record: %m");
-        audit_close(fd);
         if (ctl->flags & PAM_DEBUG_ARG)
                 pam_syslog(pamh, LOG_DEBUG, "audit: %s", msg);
 #else
         (void) pamh;
         (void) ctl;
+        (void) a;
         (void) op;
         (void) user;
         (void) uid;
@@ -203,6 +223,7 @@ static int find_hierarchy(pam_handle_t *pamh, const struct module_ctl *ctl, AgHi
 struct removed_ctx {
         pam_handle_t *pamh;
         const struct module_ctl *ctl;
+        struct audit_conn *audit;
         const char *user;
         uid_t uid;
 };
@@ -212,7 +233,7 @@ static void on_removed(void *userdata, const char *path) {
 
         if (c->ctl->flags & PAM_DEBUG_ARG)
                 pam_syslog(c->pamh, LOG_DEBUG, "removed %s", path);
-        audit_record(c->pamh, c->ctl, "autogroup-remove", c->user, c->uid, path);
+        audit_record(c->pamh, c->ctl, c->audit, "autogroup-remove", c->user, c->uid, path);
 }
 
 int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
@@ -258,7 +279,9 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 if (r == PAM_SUCCESS) {
                         char slice[64];
                         snprintf(slice, sizeof slice, "user.slice/user-%lu.slice", (unsigned long) pw->pw_uid);
-                        audit_record(pamh, &ctl, "autogroup-systemd-slice", user, pw->pw_uid, slice);
+                        struct audit_conn a = AUDIT_CONN_INIT;
+                        audit_record(pamh, &ctl, &a, "autogroup-systemd-slice", user, pw->pw_uid, slice);
+                        audit_done(&a);
                 }
                 return r == PAM_SUCCESS ? PAM_SUCCESS : fail_rc(&ctl);
         }
@@ -304,8 +327,10 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         if (pam_putenv(pamh, env) != PAM_SUCCESS)
                 pam_syslog(pamh, LOG_WARNING, "cannot set %s", ENV_NAME);
 
-        audit_record(pamh, &ctl, s->name ? "autogroup-session-create" : "autogroup-user-join", user, pw->pw_uid,
-                     s->path);
+        struct audit_conn a = AUDIT_CONN_INIT;
+        audit_record(pamh, &ctl, &a, s->name ? "autogroup-session-create" : "autogroup-user-join", user,
+                     pw->pw_uid, s->path);
+        audit_done(&a);
         if (ctl.flags & PAM_DEBUG_ARG)
                 pam_syslog(pamh, LOG_DEBUG, "session of %s in %s%s (cgroup v%d)", user, h->mount, s->path,
                            h->version);
@@ -334,8 +359,12 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
                         return PAM_IGNORE;
 
                 if (pw && ag_hierarchy_find(NULL, &h) >= 0 && h->has_cpu && ag_hierarchy_open(h, &mfd) >= 0) {
-                        struct removed_ctx c = { .pamh = pamh, .ctl = &ctl, .user = user, .uid = pw->pw_uid };
+                        struct audit_conn a = AUDIT_CONN_INIT;
+                        struct removed_ctx c = {
+                                .pamh = pamh, .ctl = &ctl, .audit = &a, .user = user, .uid = pw->pw_uid,
+                        };
                         (void) ag_user_sweep_at(mfd, ctl.root, pw->pw_uid, on_removed, &c);
+                        audit_done(&a);
                         close(mfd);
                 }
                 ag_hierarchy_free(h);
@@ -343,10 +372,12 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         }
         d = data;
 
+        struct audit_conn a = AUDIT_CONN_INIT;
         struct removed_ctx c = {
-                .pamh = pamh, .ctl = &ctl, .user = user ? user : "?", .uid = d->session->uid,
+                .pamh = pamh, .ctl = &ctl, .audit = &a, .user = user ? user : "?", .uid = d->session->uid,
         };
         r = ag_session_close(d->hierarchy, d->session, 0, on_removed, &c);
+        audit_done(&a);
         if (r == -EBUSY && d->session->name)
                 pam_syslog(pamh, LOG_INFO, "%s%s still holds processes, left for a later sweep",
                            d->hierarchy->mount, d->session->path);
