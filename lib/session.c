@@ -211,7 +211,11 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                         goto finish;
                 }
         }
-        r = ag_cg_mkdir_open(mfd, root, &created, &rfd);
+        /* The root group is there but for the very first login. */
+        created = false;
+        r = ag_cg_open(mfd, root, &rfd);
+        if (r == -ENOENT)
+                r = ag_cg_mkdir_open(mfd, root, &created, &rfd);
         if (r < 0) {
                 what = "create the root group";
                 goto finish;
@@ -355,6 +359,13 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
                 if (r < 0)
                         return r;
                 if (ag_cg_open(rfd, ugroup, &ufd) >= 0) {
+                        _cleanup_close_ int sfd = -1;
+
+                        /* login/ is the only group of most sessions: with it
+                         * gone first, one rmdir removes the session. */
+                        if (ag_cg_open(ufd, s->name, &sfd) >= 0)
+                                (void) ag_cg_remove_empty(sfd, AG_LOGIN_LEAF, AG_SESSION_MAX_DEPTH - 1, &budget, &n);
+                        sfd = safe_close(sfd);
                         result = ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
                         if (result == 0 && n > 0 && removed)
                                 removed(userdata, s->path);
