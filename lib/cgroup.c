@@ -453,26 +453,67 @@ int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v) {
         return ag_cg_apply(h, cgfd, v, NULL);
 }
 
+/* Reads a /proc file whole (its size is not known beforehand) into a
+ * NUL-terminated heap buffer, with plain read(2)s. */
+static int read_proc_file(const char *fn, char **ret) {
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 2048, len = 0;
+
+        fd = open(fn, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        buf = malloc(size);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t n;
+
+                if (len + 1 >= size) {
+                        char *b;
+
+                        if (size >= 1024 * 1024)
+                                return -EFBIG;
+                        b = realloc(buf, size * 2);
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                        size *= 2;
+                }
+                n = read(fd, buf + len, size - 1 - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
 int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
-        _cleanup_free_ char *line = NULL;
-        char fn[64];
-        size_t allocated = 0;
-        ssize_t n;
-        FILE *f;
+        _cleanup_free_ char *text = NULL;
+        char fn[64], *line, *next;
+        int r;
 
         if (pid > 0)
                 snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/cgroup", (intmax_t) pid);
         else
                 snprintf(fn, sizeof fn, "/proc/self/cgroup");
-        f = fopen(fn, "re");
-        if (!f)
-                return negative_errno();
+        r = read_proc_file(fn, &text);
+        if (r < 0)
+                return r;
 
-        while ((n = getline(&line, &allocated, f)) > 0) {
+        for (line = text; line && *line; line = next) {
                 char *ctrl, *path;
 
-                if (line[n - 1] == '\n')
-                        line[n - 1] = 0;
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = 0;
                 ctrl = strchr(line, ':');
                 if (!ctrl)
                         continue;
@@ -486,13 +527,11 @@ int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
                 if (!match)
                         continue;
                 char *s = strdup(path);
-                fclose(f);
                 if (!s)
                         return -ENOMEM;
                 *ret = s;
                 return 0;
         }
-        fclose(f);
         return -ENOENT;
 }
 
