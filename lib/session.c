@@ -401,6 +401,19 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
         r = ag_user_group_name(uid, ugroup, sizeof ugroup);
         if (r < 0)
                 return r;
+        /* A user group without sessions goes with one rmdir (what the end of
+         * the sweep would do), and then there is nothing left to sweep. */
+        if (remove_user_group) {
+                if (unlinkat(rootfd, ugroup, AT_REMOVEDIR) == 0) {
+                        if (removed) {
+                                snprintf(path, sizeof path, "/%s/%s", root, ugroup);
+                                removed(userdata, path);
+                        }
+                        return 1;
+                }
+                if (errno == ENOENT)
+                        return 0;
+        }
         r = ag_cg_open(rootfd, ugroup, &ufd);
         if (r == -ENOENT)
                 return 0;
