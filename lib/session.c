@@ -362,9 +362,13 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
                         _cleanup_close_ int sfd = -1;
 
                         /* login/ is the only group of most sessions: with it
-                         * gone first, one rmdir removes the session. */
-                        if (ag_cg_open(ufd, s->name, &sfd) >= 0)
-                                (void) ag_cg_remove_empty(sfd, AG_LOGIN_LEAF, AG_SESSION_MAX_DEPTH - 1, &budget, &n);
+                         * gone first, one rmdir removes the session. Counted
+                         * as the walk below would have (one directory visited
+                         * and removed); when it stays, the walk deals with it. */
+                        if (ag_cg_open(ufd, s->name, &sfd) >= 0 && unlinkat(sfd, AG_LOGIN_LEAF, AT_REMOVEDIR) == 0) {
+                                budget--;
+                                n++;
+                        }
                         sfd = safe_close(sfd);
                         result = ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
                         if (result == 0 && n > 0 && removed)
