@@ -130,8 +130,8 @@ static int probe_cpu_root(int fd, int *ret_version) {
 
 /* The usual places of the cpu hierarchy, tried before /proc/self/mountinfo:
  * reading mountinfo makes the kernel format every mount of the namespace
- * (about a third of the module's own cost of a login on a host with twenty
- * mounts), while a statfs answers at once. Pure cgroup2 first (the unified
+ * (45 to 75 us of a login on a host with twenty mounts, bench/RESULTS.md),
+ * while a statfs answers at once. Pure cgroup2 first (the unified
  * root), then the v1 cpu hierarchy under its usual names, then a hybrid
  * host's cgroup2 in case cpu is not bound to v1. The cpu controller sits in
  * one hierarchy only, so when one of these has it, it is the hierarchy the
