@@ -21,7 +21,10 @@ typedef struct AgHierarchy {
 /* Finds the cpu hierarchy from a mountinfo file (NULL: /proc/self/mountinfo).
  * Prefers a cgroup2 mount whose root offers "cpu", then a v1 mount with the cpu
  * controller, then a cgroup2 mount without cpu (has_cpu false). -ENOENT when
- * no cgroup filesystem is mounted. */
+ * no cgroup filesystem is mounted. With NULL, the usual mount points
+ * (/sys/fs/cgroup, /sys/fs/cgroup/cpu, ...) are asked first with statfs and
+ * mountinfo is read only when none of them is the root of a hierarchy with
+ * cpu. */
 int ag_hierarchy_find(const char *mountinfo, AgHierarchy **ret);
 
 /* Uses the cgroup filesystem mounted at path (statfs decides the version). */
@@ -61,6 +64,10 @@ int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd);
  * kernels) and reported through *ret_idle_missing when not NULL. */
 int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing);
 
+/* The same for a group made just now, which holds the kernel's defaults:
+ * nothing is read, and only values that differ from them are written. */
+int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v);
+
 /* Reads the cgroup path of pid in the hierarchy from /proc/PID/cgroup. */
 int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret);
 
@@ -76,6 +83,10 @@ int ag_cg_remove_empty(int dirfd, const char *name, unsigned max_depth, unsigned
 /* Does dirfd/name or any cgroup below it (at most max_depth levels, *budget
  * directories) hold a process? 1 yes (or too deep/wide to tell), 0 no, -errno. */
 int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, unsigned *budget);
+
+/* True when the cgroup certainly has no child groups (its link count says
+ * so); false when it has, or when that cannot be told. */
+bool ag_cg_no_children(int cgfd);
 
 /* Counts processes listed in cgroup.procs (of this cgroup only). */
 int ag_cg_count_procs(int cgfd);

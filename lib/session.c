@@ -106,13 +106,13 @@ static bool retryable(int r) {
         return r == -ENOENT || r == -ENODEV;
 }
 
-static int apply_user_policy(const AgHierarchy *h, int ufd, const AgPolicy *policy) {
+static int apply_user_policy(const AgHierarchy *h, int ufd, bool created, const AgPolicy *policy) {
         AgCgValues v;
 
         if (!h->has_cpu)
                 return 0;
         ag_policy_to_values(policy, h->version, &v);
-        return ag_cg_apply(h, ufd, &v, NULL);
+        return created ? ag_cg_apply_new(h, ufd, &v) : ag_cg_apply(h, ufd, &v, NULL);
 }
 
 /* Makes the session directory and its login/ leaf, delegates both, moves pid
@@ -224,7 +224,11 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                         goto finish;
                 }
         }
-        r = ag_cg_mkdir_open(mfd, root, &created, &rfd);
+        /* The root group is there but for the very first login. */
+        created = false;
+        r = ag_cg_open(mfd, root, &rfd);
+        if (r == -ENOENT)
+                r = ag_cg_mkdir_open(mfd, root, &created, &rfd);
         if (r < 0) {
                 what = "create the root group";
                 goto finish;
@@ -266,7 +270,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 /* pools (issue 11): the user's groups in the places they left */
                 if (i == 0)
                         (void) ag_pool_sweep_other_places(rfd, root, p->uid, p->pool, p->config, NULL, NULL);
-                r = apply_user_policy(h, ufd, p->policy);
+                r = apply_user_policy(h, ufd, created, p->policy);
                 if (r < 0) {
                         what = "set the user group's cpu policy";
                         if (retryable(r) && i < OPEN_RETRIES)
@@ -297,8 +301,9 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                                 goto finish;
                         }
                 }
-                /* Sessions of this user that emptied since their close. */
-                if (i == 0)
+                /* Sessions of this user that emptied since their close (a
+                 * user group made just now has none). */
+                if (i == 0 && !created)
                         (void) ag_user_sweep(pfd, place, p->uid, false, AG_SESSION_MAX_DIRS, NULL, NULL);
 
                 r = make_session(h, ufd, p, pid, &name, &what);
@@ -358,8 +363,12 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
                 _cleanup_close_ int ofd = -1;
 
                 r = -ENOENT;
-                if (s->origin && !path_is_below(s->origin, s->path) && ag_cg_open_path(mfd, s->origin, &ofd) >= 0)
-                        r = ag_cg_attach(ofd, pid);
+                if (s->origin && !path_is_below(s->origin, s->path)) {
+                        if (strcmp(s->origin, "/") == 0)
+                                r = ag_cg_attach(mfd, pid);
+                        else if (ag_cg_open_path(mfd, s->origin, &ofd) >= 0)
+                                r = ag_cg_attach(ofd, pid);
+                }
                 if (r < 0)
                         (void) ag_cg_attach(mfd, pid);
         }
@@ -367,8 +376,14 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
         /* Our own session first, so that the answer is about it, whatever a
          * concurrent sweep does to the others. */
         int result = 0;
+        _cleanup_close_ int rfd = -1;
+        r = ag_cg_open(mfd, s->root, &rfd);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
         if (s->name) {
-                _cleanup_close_ int rfd = -1, pfd = -1, ufd = -1;
+                _cleanup_close_ int pfd = -1, ufd = -1;
                 char ugroup[64];
                 unsigned budget = AG_SESSION_MAX_DIRS, n = 0;
 
@@ -376,24 +391,30 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
                 if (r < 0)
                         return r;
                 /* pools (issue 11): pfd is <root> or <root>/pool-<name> */
-                if (ag_cg_open(mfd, s->root, &rfd) >= 0 && ag_pool_parent_find(rfd, s->pool, &pfd) >= 0 &&
-                    ag_cg_open(pfd, ugroup, &ufd) >= 0) {
+                if (ag_pool_parent_find(rfd, s->pool, &pfd) >= 0 && ag_cg_open(pfd, ugroup, &ufd) >= 0) {
+                        _cleanup_close_ int sfd = -1;
+
+                        /* login/ is the only group of most sessions: with it
+                         * gone first, one rmdir removes the session. Counted
+                         * as the walk below would have (one directory visited
+                         * and removed); when it stays, the walk deals with it. */
+                        if (ag_cg_open(ufd, s->name, &sfd) >= 0 && unlinkat(sfd, AG_LOGIN_LEAF, AT_REMOVEDIR) == 0) {
+                                budget--;
+                                n++;
+                        }
+                        sfd = safe_close(sfd);
                         result = ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
                         if (result == 0 && n > 0 && removed)
                                 removed(userdata, s->path);
                 }
         }
-        r = ag_user_sweep_at(mfd, s->root, s->uid, removed, userdata);
+        r = ag_user_sweep(rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
         if (r < 0)
                 return r;
         /* pools (issue 11): the user's groups in the pool, and the pool once empty */
-        if (s->pool) {
-                _cleanup_close_ int rfd = -1;
-
-                if (ag_cg_open(mfd, s->root, &rfd) >= 0)
-                        (void) ag_pool_sweep_place(rfd, s->root, s->pool, s->uid, true, AG_SESSION_MAX_DIRS,
-                                                   removed, userdata);
-        }
+        if (s->pool)
+                (void) ag_pool_sweep_place(rfd, s->root, s->pool, s->uid, true, AG_SESSION_MAX_DIRS, removed,
+                                           userdata);
         return result == -E2BIG ? -EBUSY : result;
 }
 
@@ -421,12 +442,28 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
         r = ag_user_group_name(uid, ugroup, sizeof ugroup);
         if (r < 0)
                 return r;
+        /* A user group without sessions goes with one rmdir (what the end of
+         * the sweep would do), and then there is nothing left to sweep. */
+        if (remove_user_group) {
+                if (unlinkat(rootfd, ugroup, AT_REMOVEDIR) == 0) {
+                        if (removed) {
+                                snprintf(path, sizeof path, "/%s/%s", root, ugroup);
+                                removed(userdata, path);
+                        }
+                        return 1;
+                }
+                if (errno == ENOENT)
+                        return 0;
+        }
         r = ag_cg_open(rootfd, ugroup, &ufd);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
 
+        /* No session below the user group: nothing to read. */
+        if (ag_cg_no_children(ufd))
+                goto sessions_done;
         r = ag_opendir_dup(ufd, &d);
         if (r < 0)
                 return r;
@@ -453,6 +490,7 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
         }
         closedir(d);
 
+sessions_done:
         if (remove_user_group) {
                 ufd = safe_close(ufd);
                 if (unlinkat(rootfd, ugroup, AT_REMOVEDIR) == 0) {

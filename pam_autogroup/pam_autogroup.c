@@ -160,9 +160,26 @@ static int in_group(void *userdata, const char *group) {
         return member;
 }
 
+/* The audit socket of one session call: opened at its first record, shared
+ * by the records of that call (a close writes one for each group it
+ * removes), closed by audit_done() before the call returns. */
+struct audit_conn {
+        int fd;
+        bool opened;
+};
+#define AUDIT_CONN_INIT { .fd = -1, .opened = false }
+
+static void audit_done(struct audit_conn *a) {
+#ifdef HAVE_LIBAUDIT
+        if (a->fd >= 0)
+                audit_close(a->fd);
+#endif
+        a->fd = -1;
+}
+
 /* extra: more " key=value" fields after cgroup=, or NULL */
-static void audit_record_fields(pam_handle_t *pamh, const struct module_ctl *ctl, const char *op, const char *user,
-                                uid_t uid, const char *path, const char *extra) {
+static void audit_record_fields(pam_handle_t *pamh, const struct module_ctl *ctl, struct audit_conn *a,
+                                const char *op, const char *user, uid_t uid, const char *path, const char *extra) {
 #ifdef HAVE_LIBAUDIT
         char msg[768], *acct;
         const void *tty = NULL, *rhost = NULL;
@@ -170,13 +187,16 @@ static void audit_record_fields(pam_handle_t *pamh, const struct module_ctl *ctl
 
         if (ctl->flags & PAM_NO_AUDIT)
                 return;
-        fd = audit_open();
-        if (fd < 0) {
+        if (!a->opened) {
+                a->opened = true;
+                a->fd = audit_open();
                 /* A kernel without audit support is not an error. */
-                if (errno != EINVAL && errno != EPROTONOSUPPORT && errno != EAFNOSUPPORT)
+                if (a->fd < 0 && errno != EINVAL && errno != EPROTONOSUPPORT && errno != EAFNOSUPPORT)
                         pam_syslog(pamh, LOG_ERR, "audit_open: %m");
-                return;
         }
+        fd = a->fd;
+        if (fd < 0)
+                return;
         acct = audit_encode_nv_string("acct", user, 0);
         (void) pam_get_item(pamh, PAM_TTY, &tty);
         (void) pam_get_item(pamh, PAM_RHOST, &rhost);
@@ -186,12 +206,12 @@ static void audit_record_fields(pam_handle_t *pamh, const struct module_ctl *ctl
         if (audit_log_user_message(fd, AUDIT_TRUSTED_APP, msg, rhost, NULL, tty, 1) <= 0 && errno != EPERM &&
             errno != ECONNREFUSED)
                 pam_syslog(pamh, LOG_ERR, "cannot write audit record: %m");
-        audit_close(fd);
         if (ctl->flags & PAM_DEBUG_ARG)
                 pam_syslog(pamh, LOG_DEBUG, "audit: %s", msg);
 #else
         (void) pamh;
         (void) ctl;
+        (void) a;
         (void) op;
         (void) user;
         (void) uid;
@@ -200,9 +220,9 @@ static void audit_record_fields(pam_handle_t *pamh, const struct module_ctl *ctl
 #endif
 }
 
-static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, const char *op, const char *user,
-                         uid_t uid, const char *path) {
-        audit_record_fields(pamh, ctl, op, user, uid, path, NULL);
+static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, struct audit_conn *a, const char *op,
+                         const char *user, uid_t uid, const char *path) {
+        audit_record_fields(pamh, ctl, a, op, user, uid, path, NULL);
 }
 
 static void data_cleanup(pam_handle_t *pamh, void *data, int error_status) {
@@ -246,6 +266,7 @@ static int find_hierarchy(pam_handle_t *pamh, const struct module_ctl *ctl, AgHi
 struct removed_ctx {
         pam_handle_t *pamh;
         const struct module_ctl *ctl;
+        struct audit_conn *audit;
         const char *user;
         uid_t uid;
 };
@@ -255,7 +276,7 @@ static void on_removed(void *userdata, const char *path) {
 
         if (c->ctl->flags & PAM_DEBUG_ARG)
                 pam_syslog(c->pamh, LOG_DEBUG, "removed %s", path);
-        audit_record(c->pamh, c->ctl, "autogroup-remove", c->user, c->uid, path);
+        audit_record(c->pamh, c->ctl, c->audit, "autogroup-remove", c->user, c->uid, path);
 }
 
 /* latency classes (issue 11): the class goes to the calling thread, the one
@@ -298,7 +319,7 @@ static void acct_open(pam_handle_t *pamh, struct module_data *d) {
 
 /* CPU accounting at close: the one line and audit record with what the
  * session used (read before its groups are removed, see pam_sm_close_session). */
-static void acct_report(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user,
+static void acct_report(pam_handle_t *pamh, const struct module_ctl *ctl, struct audit_conn *a, const char *user,
                         const struct module_data *d, const AgCpuUsage *u, bool lingering) {
         char fields[200], extra[240];
 
@@ -307,7 +328,7 @@ static void acct_report(pam_handle_t *pamh, const struct module_ctl *ctl, const 
         pam_syslog(pamh, LOG_INFO, "session %s %s: user=%s scope=%s %s", d->session->path,
                    lingering ? "lingering" : "closed", user, d->session->name ? "session" : "user", fields);
         snprintf(extra, sizeof extra, "state=%s %s", lingering ? "lingering" : "closed", fields);
-        audit_record_fields(pamh, ctl, "autogroup-session-end", user, d->session->uid, d->session->path, extra);
+        audit_record_fields(pamh, ctl, a, "autogroup-session-end", user, d->session->uid, d->session->path, extra);
 }
 
 int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
@@ -364,7 +385,9 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 if (r == PAM_SUCCESS) {
                         char slice[64];
                         snprintf(slice, sizeof slice, "user.slice/user-%lu.slice", (unsigned long) pw->pw_uid);
-                        audit_record(pamh, &ctl, "autogroup-systemd-slice", user, pw->pw_uid, slice);
+                        struct audit_conn a = AUDIT_CONN_INIT;
+                        audit_record(pamh, &ctl, &a, "autogroup-systemd-slice", user, pw->pw_uid, slice);
+                        audit_done(&a);
                 }
                 ag_config_free(config);
                 return r == PAM_SUCCESS ? PAM_SUCCESS : fail_rc(&ctl);
@@ -435,8 +458,10 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         if ((ctl.flags & PAM_DEBUG_ARG) && policy.idle && ag_kernel_has_cpu_idle(h, s->path) == 0)
                 pam_syslog(pamh, LOG_DEBUG, "the kernel has no cpu.idle (Linux 5.15 or later needed): idle yes "
                            "not applied, the rest of the policy is");
-        audit_record(pamh, &ctl, s->name ? "autogroup-session-create" : "autogroup-user-join", user, pw->pw_uid,
-                     s->path);
+        struct audit_conn a = AUDIT_CONN_INIT;
+        audit_record(pamh, &ctl, &a, s->name ? "autogroup-session-create" : "autogroup-user-join", user,
+                     pw->pw_uid, s->path);
+        audit_done(&a);
         if (ctl.flags & PAM_DEBUG_ARG)
                 pam_syslog(pamh, LOG_DEBUG, "session of %s in %s%s (cgroup v%d)", user, h->mount, s->path,
                            h->version);
@@ -465,9 +490,13 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
                         return PAM_IGNORE;
 
                 if (pw && ag_hierarchy_find(NULL, &h) >= 0 && h->has_cpu && ag_hierarchy_open(h, &mfd) >= 0) {
-                        struct removed_ctx c = { .pamh = pamh, .ctl = &ctl, .user = user, .uid = pw->pw_uid };
+                        struct audit_conn a = AUDIT_CONN_INIT;
+                        struct removed_ctx c = {
+                                .pamh = pamh, .ctl = &ctl, .audit = &a, .user = user, .uid = pw->pw_uid,
+                        };
                         (void) ag_user_sweep_at(mfd, ctl.root, pw->pw_uid, on_removed, &c);
                         (void) ag_acct_sweep_user(h, ctl.root, pw->pw_uid);
+                        audit_done(&a);
                         close(mfd);
                 }
                 ag_hierarchy_free(h);
@@ -475,8 +504,9 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         }
         d = data;
 
+        struct audit_conn a = AUDIT_CONN_INIT;
         struct removed_ctx c = {
-                .pamh = pamh, .ctl = &ctl, .user = user ? user : "?", .uid = d->session->uid,
+                .pamh = pamh, .ctl = &ctl, .audit = &a, .user = user ? user : "?", .uid = d->session->uid,
         };
         /* What the session used, read while its groups still exist. */
         AgCpuUsage usage;
@@ -484,7 +514,8 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         r = ag_session_close(d->hierarchy, d->session, 0, on_removed, &c);
         if (d->acct)
                 (void) ag_acct_mirror_close(d->acct, 0);
-        acct_report(pamh, &ctl, c.user, d, have_usage ? &usage : NULL, r == -EBUSY && d->session->name);
+        acct_report(pamh, &ctl, &a, c.user, d, have_usage ? &usage : NULL, r == -EBUSY && d->session->name);
+        audit_done(&a);
         if (r == -EBUSY && d->session->name)
                 pam_syslog(pamh, LOG_INFO, "%s%s still holds processes, left for a later sweep",
                            d->hierarchy->mount, d->session->path);
