@@ -36,6 +36,7 @@
 #include "enter.h"
 #include "run.h"
 #include "hint.h"
+#include "enter-systemd.h"
 #include "status.h"
 #include "session.h"
 #include "util.h"
@@ -117,6 +118,11 @@ static int parse_pid(const char *s, pid_t *ret) {
 
 /* ---- enter ---- */
 
+static bool mode_env_is_systemd(void) {
+        const char *m = getenv(AG_MODE_ENV);
+        return m && strcmp(m, "systemd") == 0;
+}
+
 static int verb_enter(const Args *a) {
         AgHierarchy *h = NULL;
         AgEnterResult result;
@@ -154,13 +160,23 @@ static int verb_enter(const Args *a) {
         }
         char root[AG_ROOT_NAME_MAX + 1];
         r = ag_enter(h, session_root(a, h, root, sizeof root), pid, getuid(), &result, &leaf, &what);
+        if (r >= 0 && result == AG_ENTER_NOT_MANAGED && mode_env_is_systemd()) {
+                /* a login of pam_autogroup's systemd mode: a scope of the user's manager */
+                char why[256] = "";
+
+                free(leaf);
+                leaf = NULL;
+                r = ag_enter_systemd(h, pid, getuid(), &result, &leaf, &what, why, sizeof why);
+                if (r >= 0 && result == AG_ENTER_SCOPE_FAILED && verbose)
+                        printf("%jd: %s: %s\n", (intmax_t) pid, ag_enter_result_to_string(result), why);
+        }
         ag_hierarchy_free(h);
         if (r < 0) {
                 fprintf(stderr, "autogroup enter: cannot %s for process %jd: %s\n", what ? what : "enter",
                         (intmax_t) pid, strerror(-r));
                 return EXIT_FAILURE;
         }
-        if (verbose) {
+        if (verbose && result != AG_ENTER_SCOPE_FAILED) {
                 if (leaf)
                         printf("%jd: %s: %s\n", (intmax_t) pid, ag_enter_result_to_string(result), leaf);
                 else

@@ -27,6 +27,8 @@ static const char *const result_table[_AG_ENTER_RESULT_MAX] = {
         [AG_ENTER_ALREADY] = "already in its leaf, nothing to do",
         [AG_ENTER_MOVED] = "moved into its leaf",
         [AG_ENTER_REALTIME] = "a real-time task, left where it is",
+        [AG_ENTER_SCOPE_FAILED] = "the user manager did not move it, left where it is",
+        [AG_ENTER_LOGIN_SHELL] = "the login's own shell, left in its session scope",
 };
 
 const char *ag_enter_result_to_string(AgEnterResult r) {

@@ -24,6 +24,8 @@ typedef enum AgEnterResult {
         AG_ENTER_ALREADY,              /* already in its leaf: nothing changed */
         AG_ENTER_MOVED,                /* moved into its leaf */
         AG_ENTER_REALTIME,             /* a real-time task the kernel refused: left where it is */
+        AG_ENTER_SCOPE_FAILED,         /* logind host: the user manager could not be asked, or refused */
+        AG_ENTER_LOGIN_SHELL,          /* logind host: the login's own shell stays in its session scope */
         _AG_ENTER_RESULT_MAX,
 } AgEnterResult;
 

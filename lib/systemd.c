@@ -4,9 +4,11 @@
 #endif
 
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -85,6 +87,54 @@ int ag_user_slice_name(uid_t uid, char *buf, size_t size) {
         return 0;
 }
 
+int ag_terminal_scope_name(pid_t sid, char *buf, size_t size) {
+        int n;
+
+        if (sid <= 0)
+                return -EINVAL;
+        n = snprintf(buf, size, AG_TERMINAL_SCOPE_PREFIX "%jd.scope", (intmax_t) sid);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
+/* A logind session id: letters and digits ("3", "c1"). */
+static bool session_id_valid(const char *s, size_t n) {
+        if (n == 0 || n > 64)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z')))
+                        return false;
+        return true;
+}
+
+AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid) {
+        char prefix[64], own[192], scope[64];
+        const char *rest;
+        size_t n;
+
+        if (!cgroup_path)
+                return AG_SCOPE_PLACE_OTHER;
+        n = (size_t) snprintf(prefix, sizeof prefix, "/user.slice/user-%lu.slice/", (unsigned long) uid);
+        if (n >= sizeof prefix || strncmp(cgroup_path, prefix, n) != 0)
+                return AG_SCOPE_PLACE_OTHER;
+        rest = cgroup_path + n;
+        if (strncmp(rest, "session-", 8) == 0) {
+                const char *id = rest + 8, *dot = strchr(id, '.');
+
+                if (dot && strcmp(dot, ".scope") == 0 && session_id_valid(id, (size_t) (dot - id)))
+                        return AG_SCOPE_PLACE_SESSION;
+                return AG_SCOPE_PLACE_OTHER;
+        }
+        if (ag_terminal_scope_name(sid, scope, sizeof scope) < 0)
+                return AG_SCOPE_PLACE_OTHER;
+        n = (size_t) snprintf(own, sizeof own, "user@%lu.service/" AG_TERMINAL_SCOPE_SLICE "/%s",
+                              (unsigned long) uid, scope);
+        if (n < sizeof own && strcmp(rest, own) == 0)
+                return AG_SCOPE_PLACE_OWN;
+        return AG_SCOPE_PLACE_OTHER;
+}
+
 #ifdef AG_HAVE_SDBUS
 /* libsystemd is loaded with dlopen() when the systemd mode first needs it,
  * not linked: linked, every dlopen() of pam_autogroup.so by libpam (once a
@@ -95,6 +145,10 @@ int ag_user_slice_name(uid_t uid, char *buf, size_t size) {
 typedef struct SdBusApi {
         void *dl;
         int (*open_system)(sd_bus **ret);
+        int (*open_user)(sd_bus **ret);
+        int (*bus_new)(sd_bus **ret);
+        int (*set_address)(sd_bus *bus, const char *address);
+        int (*start)(sd_bus *bus);
         sd_bus *(*flush_close_unref)(sd_bus *bus);
         int (*message_new_method_call)(sd_bus *bus, sd_bus_message **m, const char *destination,
                                        const char *path, const char *interface, const char *member);
@@ -125,6 +179,10 @@ static int sdbus_load(SdBusApi *ret, char *errbuf, size_t errsize) {
                 return -EOPNOTSUPP;
         }
         LOAD(&api, open_system, "sd_bus_open_system");
+        LOAD(&api, open_user, "sd_bus_open_user");
+        LOAD(&api, bus_new, "sd_bus_new");
+        LOAD(&api, set_address, "sd_bus_set_address");
+        LOAD(&api, start, "sd_bus_start");
         LOAD(&api, flush_close_unref, "sd_bus_flush_close_unref");
         LOAD(&api, message_new_method_call, "sd_bus_message_new_method_call");
         LOAD(&api, message_append, "sd_bus_message_append");
@@ -208,10 +266,133 @@ int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, si
         dlclose(api.dl);
         return r;
 }
+/* The user manager's private socket: a direct D-Bus connection to systemd
+ * --user, no bus daemon (systemctl --user uses it the same way). */
+static int open_user_private(const SdBusApi *api, const char *runtime_dir, sd_bus **ret) {
+        _cleanup_free_ char *address = NULL;
+        sd_bus *bus = NULL;
+        int r;
+
+        if (!runtime_dir || runtime_dir[0] != '/')
+                return -ENXIO;
+        if (asprintf(&address, "unix:path=%s/systemd/private", runtime_dir) < 0) {
+                address = NULL;
+                return -ENOMEM;
+        }
+        r = api->bus_new(&bus);
+        if (r < 0)
+                return r;
+        r = api->set_address(bus, address);
+        if (r >= 0)
+                r = api->start(bus);
+        if (r < 0) {
+                api->flush_close_unref(bus);
+                return r;
+        }
+        *ret = bus;
+        return 0;
+}
+
+/* One StartTransientUnit call on bus. *ret_answered: the manager answered
+ * (an error reply included), so another connection would not help. */
+static int start_scope_on(const SdBusApi *api, sd_bus *bus, const char *scope, const char *slice,
+                          const char *description, pid_t pid, uint64_t cpu_weight, uint64_t timeout_usec,
+                          bool *ret_answered, char *errbuf, size_t errsize) {
+        sd_bus_message *m = NULL, *reply = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        *ret_answered = false;
+        r = api->message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                         "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+        if (r >= 0)
+                r = api->message_append(m, "ss", scope, "fail");
+        if (r >= 0)
+                r = api->message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = api->message_append(m, "(sv)", "Description", "s", description);
+        if (r >= 0)
+                r = api->message_append(m, "(sv)", "Slice", "s", slice);
+        if (r >= 0)
+                r = api->message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t) pid);
+        if (r >= 0)
+                r = api->message_append(m, "(sv)", "CPUWeight", "t", cpu_weight);
+        if (r >= 0)
+                r = api->message_append(m, "(sv)", "CollectMode", "s", "inactive-or-failed");
+        if (r >= 0)
+                r = api->message_close_container(m);
+        if (r >= 0)
+                r = api->message_append(m, "a(sa(sv))", 0);
+        if (r < 0) {
+                *ret_answered = true;   /* our own message: no other bus would do better */
+                set_error(api, errbuf, errsize, NULL, r);
+        } else {
+                r = api->call(bus, m, timeout_usec, &error, &reply);
+                if (r < 0) {
+                        *ret_answered = api->error_is_set(&error) || r == -ETIMEDOUT;
+                        set_error(api, errbuf, errsize, &error, r);
+                }
+        }
+        api->error_free(&error);
+        if (reply)
+                api->message_unref(reply);
+        if (m)
+                api->message_unref(m);
+        return r < 0 ? r : 0;
+}
+
+int ag_systemd_start_user_scope(const char *runtime_dir, const char *scope, const char *slice,
+                                const char *description, pid_t pid, uint64_t cpu_weight,
+                                uint64_t timeout_usec, char *errbuf, size_t errsize) {
+        SdBusApi api;
+        bool answered = false;
+        sd_bus *bus = NULL;
+        int r;
+
+        if (!scope || !slice || !description || pid <= 0)
+                return -EINVAL;
+        r = sdbus_load(&api, errbuf, errsize);
+        if (r < 0)
+                return r;
+        r = open_user_private(&api, runtime_dir, &bus);
+        if (r >= 0) {
+                r = start_scope_on(&api, bus, scope, slice, description, pid, cpu_weight, timeout_usec,
+                                   &answered, errbuf, errsize);
+                api.flush_close_unref(bus);
+                bus = NULL;
+        }
+        if (r < 0 && !answered) {
+                /* no private socket (or it refused us): the user bus */
+                r = api.open_user(&bus);
+                if (r >= 0) {
+                        r = start_scope_on(&api, bus, scope, slice, description, pid, cpu_weight,
+                                           timeout_usec, &answered, errbuf, errsize);
+                        api.flush_close_unref(bus);
+                } else
+                        set_error(&api, errbuf, errsize, NULL, r);
+        }
+        dlclose(api.dl);
+        return r;
+}
 #else
 int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, size_t errsize) {
         (void) uid;
         (void) v;
+        if (errbuf && errsize)
+                snprintf(errbuf, errsize, "built without libsystemd");
+        return -EOPNOTSUPP;
+}
+
+int ag_systemd_start_user_scope(const char *runtime_dir, const char *scope, const char *slice,
+                                const char *description, pid_t pid, uint64_t cpu_weight,
+                                uint64_t timeout_usec, char *errbuf, size_t errsize) {
+        (void) runtime_dir;
+        (void) scope;
+        (void) slice;
+        (void) description;
+        (void) pid;
+        (void) cpu_weight;
+        (void) timeout_usec;
         if (errbuf && errsize)
                 snprintf(errbuf, errsize, "built without libsystemd");
         return -EOPNOTSUPP;

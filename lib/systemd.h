@@ -10,7 +10,8 @@
  *   session-N.scope   CPUWeight= handed to pam_systemd as the PAM data
  *                     "systemd.cpu_weight" (pam_autogroup must come first)
  *
- * Processes stay in their session scope; nothing is moved or created. */
+ * The module moves no process and creates nothing. "autogroup enter" may
+ * have the user's own manager adopt a terminal into a scope (below). */
 
 #include <errno.h>
 #include <stdbool.h>
@@ -68,3 +69,44 @@ int ag_user_slice_name(uid_t uid, char *buf, size_t size);
  * maps it. -EOPNOTSUPP when built without libsystemd or when it cannot be
  * loaded. */
 int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, size_t errsize);
+
+/* ---- terminals on logind hosts: one transient scope of the user's manager
+ * per setsid() session ("autogroup enter")
+ *
+ * logind does not delegate session-N.scope, but the user's manager
+ * (user@UID.service, delegated to the user) may adopt the user's processes
+ * into a transient scope, as tmux >= 3.4 and VTE terminals do per pane or
+ * tab. The scope is user@UID.service/app.slice/autogroup-sid-<sid>.scope. */
+
+#define AG_TERMINAL_SCOPE_PREFIX "autogroup-sid-"
+#define AG_TERMINAL_SCOPE_SLICE "app.slice"
+/* Each terminal's scope gets the weight of a cgroupfs-mode leaf. */
+#define AG_TERMINAL_SCOPE_WEIGHT UINT64_C(100)
+/* Bound of each D-Bus attempt (connect, authenticate, call). */
+#define AG_TERMINAL_SCOPE_TIMEOUT_USEC UINT64_C(1000000)
+
+/* "autogroup-sid-<sid>.scope" */
+int ag_terminal_scope_name(pid_t sid, char *buf, size_t size);
+
+typedef enum AgScopePlace {
+        AG_SCOPE_PLACE_SESSION,        /* /user.slice/user-UID.slice/session-<id>.scope: logind's scope */
+        AG_SCOPE_PLACE_OWN,            /* .../user@UID.service/app.slice/autogroup-sid-<sid>.scope */
+        AG_SCOPE_PLACE_OTHER,          /* anywhere else (another unit of the user's manager included) */
+} AgScopePlace;
+
+/* Where a process of uid, leading session sid, sits, from its cgroup v2 path
+ * (the "0::" line of /proc/PID/cgroup). */
+AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid);
+
+/* Asks the user manager of uid to start the transient scope `scope` in
+ * `slice` with PIDs=[pid], CPUWeight=cpu_weight and
+ * CollectMode=inactive-or-failed (job mode "fail"). It tries the manager's
+ * private socket runtime_dir/systemd/private first (what systemctl --user
+ * does; no bus daemon is started for it), then the user bus (sd_bus_open_user:
+ * DBUS_SESSION_BUS_ADDRESS, runtime_dir/bus) when the first could not be
+ * reached. Each attempt is bounded by timeout_usec; a timeout or an answer
+ * from the manager (an error included) ends it. -EOPNOTSUPP when built
+ * without libsystemd or when it cannot be loaded; errbuf gets a reason. */
+int ag_systemd_start_user_scope(const char *runtime_dir, const char *scope, const char *slice,
+                                const char *description, pid_t pid, uint64_t cpu_weight,
+                                uint64_t timeout_usec, char *errbuf, size_t errsize);

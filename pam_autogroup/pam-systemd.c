@@ -8,7 +8,10 @@
  *     "systemd.cpu_weight", so that the user's sessions share the user's CPU
  *     equally (the session level of the cgroupfs mode). pam_systemd reads it
  *     when it asks logind for the session, so pam_autogroup must come
- *     before pam_systemd in the session stack. */
+ *     before pam_systemd in the session stack;
+ *   - AUTOGROUP_MODE=systemd in the login's environment: "autogroup enter"
+ *     then gives each terminal (setsid() session) a scope of the user's
+ *     manager (helper/enter-systemd.c). */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -106,6 +109,10 @@ int ag_pam_systemd_open(pam_handle_t *pamh, AgMode requested, bool debug, const 
                            "systemd: %s", weight, quota, slice, user, err[0] ? err : strerror(-r));
                 return PAM_SESSION_ERR;
         }
+        /* The switch for "autogroup enter" (the session hook): terminals of
+         * this login get scopes of the user's manager. */
+        if (pam_putenv(pamh, "AUTOGROUP_MODE=systemd") != PAM_SUCCESS)
+                pam_syslog(pamh, LOG_WARNING, "cannot set AUTOGROUP_MODE: terminals of this login get no groups");
         if (debug)
                 pam_syslog(pamh, LOG_DEBUG, "systemd mode: %s CPUWeight=%s CPUQuotaPerSecUSec=%s (runtime)%s",
                            slice, weight, quota,

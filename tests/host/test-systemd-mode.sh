@@ -163,7 +163,8 @@ echo "# 6. the helper under a logind-like layout (root-owned, undelegated sessio
 SCOPE="$FAKE/user-$IA.slice/session-1.scope"
 mkdir -p "$SCOPE"
 cat >"$U/enter.sh" <<EOS
-"$HELPER" enter >"$U/enter.out" 2>"$U/enter.err"; echo \$? >"$U/enter.rc"
+# with AUTOGROUP_MODE=systemd, as a systemd-mode login has it: cgroup v1 here, so no scope either
+AUTOGROUP_MODE=systemd "$HELPER" enter >"$U/enter.out" 2>"$U/enter.err"; echo \$? >"$U/enter.rc"
 grep ':cpu:' /proc/self/cgroup >"$U/enter.cg"
 EOS
 chmod 755 "$U/enter.sh"

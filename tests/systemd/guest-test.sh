@@ -11,7 +11,11 @@
 #   - loginctl lists both sessions, their processes sit in session-N.scope
 #   - user-UID.slice carries the policy (CPUWeight, CPUQuotaPerSecUSec, idle)
 #     and the session scope CPUWeight=100 handed over to pam_systemd
-#   - "autogroup enter" does nothing, silently, exit 0
+#   - "autogroup enter" without AUTOGROUP_MODE does nothing, silently, exit 0
+#   - terminals: two setsid shells of one login each get a scope of the user's
+#     manager (autogroup-sid-<sid>.scope, cpu.weight 100) and share the CPU as
+#     two groups; enter is idempotent, ignores non-leaders and other users'
+#     processes; after logout no scope, process or slice is left
 #   - 8 spinners (user A, weight 200) against 1 (user B, weight 100): B gets
 #     about a third of the CPU the two use (no grouping: 1/9)
 #   - logout leaves no session, process, slice or autogroup cgroup behind
@@ -45,13 +49,15 @@ check "sshd active" waitfor 60 systemctl is-active ssh
 
 echo "# 1. install: module before pam_systemd (common-session) in sshd's stack"
 install -m 644 "$MODULE" "$SECDIR/pam_autogroup.so"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"
-for u in "$UA" "$UB" "$UC"; do
+UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UD="${TAG}d"; UE="${TAG}e"; UF="${TAG}f"
+for u in "$UA" "$UB" "$UC" "$UD" "$UE" "$UF"; do
         useradd -m -s /bin/bash "$u"; AG_USERS="$AG_USERS $u"
         install -d -m 700 -o "$u" -g "$u" "/home/$u/.ssh"
         install -m 600 -o "$u" -g "$u" /root/.ssh/id_ed25519.pub "/home/$u/.ssh/authorized_keys"
 done
-IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC")
+IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC"); ID=$(id -u "$UD")
+# a directory the test users may write to (their outputs), and the terminals' stop file
+TT=$(mktemp -d /tmp/agtt.XXXXXX); chmod 1777 "$TT"; STOP2="$TT/stop"
 cat >/etc/security/autogroup.conf <<CONF
 *      weight  100
 $UA    weight  200
@@ -69,9 +75,9 @@ STOP="$T/stop"
 echo "# 2. two logins: A runs 8 spinners, B runs 1"
 remote() { # remote N: prints the session's view, then spins N loops until $STOP exists
         cat <<EOS
-echo "xdg=\${XDG_SESSION_ID:-}"; echo "ags=\${AUTOGROUP_SESSION:-}"
+echo "xdg=\${XDG_SESSION_ID:-}"; echo "ags=\${AUTOGROUP_SESSION:-}"; echo "agm=\${AUTOGROUP_MODE:-}"
 echo "cg=\$(cut -d: -f3 /proc/self/cgroup)"
-out=\$("$HELPER" enter 2>&1); echo "enter_rc=\$? enter_out=[\$out]"
+out=\$(env -u AUTOGROUP_MODE "$HELPER" enter 2>&1); echo "enter_rc=\$? enter_out=[\$out]"
 echo "cg2=\$(cut -d: -f3 /proc/self/cgroup)"
 for i in \$(seq $1); do (while :; do :; done) & done
 echo started
@@ -127,8 +133,9 @@ jlog | sed 's/^/#   journal: /'
 check "debug line names the slice and values" sh -c "journalctl -b -o cat | grep -q 'systemd mode: user-$IA.slice CPUWeight=200 CPUQuotaPerSecUSec=infinity'"
 check_eq "no pam_autogroup error in the journal" "" "$(jlog | grep -iE 'cannot|invalid|error|before' || true)"
 
-echo "# 5. the helper on a logind host: nothing, silently, exit 0"
-check_eq "autogroup enter in A's login shell: exit 0, no output" "enter_rc=0 enter_out=[]" "$(grep '^enter_rc=' "$T/a.out")"
+echo "# 5. the helper outside a pam_autogroup login (no AUTOGROUP_MODE): nothing, silently, exit 0"
+check_eq "the module exported AUTOGROUP_MODE=systemd to A's login" systemd "$(val agm a)"
+check_eq "autogroup enter without AUTOGROUP_MODE in A's login shell: exit 0, no output" "enter_rc=0 enter_out=[]" "$(grep '^enter_rc=' "$T/a.out")"
 check_eq "the shell stayed in its session scope" "$(val cg a)" "$(val cg2 a)"
 check_eq "no group made in the session scope" "" "$(find "$CG2/user.slice/user-$IA.slice/session-$XA.scope" -mindepth 1 -type d 2>/dev/null)"
 
@@ -156,6 +163,155 @@ check "user-$IB.slice stopped" waitfor 120 sh -c "[ \"\$(systemctl show user-$IB
 check "no user-$IA.slice cgroup left" test ! -e "$CG2/user.slice/user-$IA.slice"
 check "nothing under $CG2/autogroup" test ! -e "$CG2/autogroup"
 check "the close was seen" sh -c "journalctl -b -o cat | grep -q 'systemd mode: nothing to remove'"
+
+echo "# 7b. terminals: a scope of the user's manager per setsid() shell (AUTOGROUP_MODE=systemd)"
+# E: another user's login whose shell leads its session (the victim of the attacks)
+# with a terminal (-tt): its login shell is the login's own, which enter leaves in the session scope
+"${SSH[@]}" -tt "$UE@127.0.0.1" "\"$HELPER\" enter --verbose --pid \$\$ >$TT/e.enter 2>&1; echo \$? >>$TT/e.enter
+tty >>$TT/e.enter; echo \$\$ >$TT/e.pid; while [ ! -e $STOP2 ]; do sleep 0.5; done; echo stopped" >"$T/e.out" 2>&1 & PE=$!
+track_pid $PE
+check "E logged in" waitfor 300 test -s "$TT/e.pid"
+EPID=$(cat "$TT/e.pid"); ECG=$(cut -d: -f3 "/proc/$EPID/cgroup")
+XE=$(sessions_of "$UE")
+sed 's/^/#   E: /' "$TT/e.enter"
+check_eq "enter on the login's own shell (ssh -tt): left in its session scope, exit 0" \
+        "$EPID: the login's own shell, left in its session scope" "$(sed -n 1p "$TT/e.enter")"
+check_eq "  it is in session-$XE.scope" "/user.slice/user-$(id -u "$UE").slice/session-$XE.scope" "$ECG"
+# D: one ssh login starting two "terminals" (setsid shells): tab 1 runs 4 spinners and
+# leaves a nohup'd sleep behind, tab 2 runs 1 spinner
+tab() { # tab N SPINNERS: the body of one terminal's shell
+        cat <<EOS
+echo "pid=\$\$ sid=\$(ps -o sid= -p \$\$ | tr -d ' ')"
+"$HELPER" enter --verbose; echo "rc=\$?"
+echo "cg=\$(cut -d: -f3 /proc/self/cgroup)"
+echo "again=[\$("$HELPER" enter --verbose --pid \$\$ 2>&1)] rc=\$?"
+echo "cg2=\$(cut -d: -f3 /proc/self/cgroup)"
+[ $1 = 1 ] && { nohup sleep 900 >/dev/null 2>&1 & linger=\$!; echo "linger=\$linger"; }
+for i in \$(seq $2); do (while :; do :; done) & done
+echo started
+while [ ! -e $STOP2 ]; do sleep 0.5; done
+kill \$(jobs -p | grep -vx "\${linger:-x}") 2>/dev/null; echo stopped
+EOS
+}
+tab 1 4 >"$TT/tab1.sh"; tab 2 1 >"$TT/tab2.sh"
+cat >"$TT/d.sh" <<EOS
+echo "xdg=\$XDG_SESSION_ID agm=\$AUTOGROUP_MODE"; echo "login=\$\$"
+setsid -f bash $TT/tab1.sh >$TT/tab1.out 2>&1 </dev/null
+setsid -f bash $TT/tab2.sh >$TT/tab2.out 2>&1 </dev/null
+sleep 300 & nl=\$!
+echo "nonleader=\$nl [\$("$HELPER" enter --verbose --pid \$nl 2>&1)] cg=\$(cut -d: -f3 /proc/\$nl/cgroup)"
+echo "other=[\$("$HELPER" enter --verbose --pid $EPID 2>&1)]"
+echo "root=[\$("$HELPER" enter --verbose --pid 1 2>&1)]"
+echo "unset=[\$(env -u AUTOGROUP_MODE "$HELPER" enter --verbose --pid \$\$ 2>&1)]"
+echo "self=[\$("$HELPER" enter --verbose --pid \$\$ 2>&1)]"
+while [ ! -e $STOP2 ]; do sleep 0.5; done; kill \$nl; echo stopped
+EOS
+chmod 644 "$TT"/*.sh
+"${SSH[@]}" "$UD@127.0.0.1" "exec bash $TT/d.sh" >"$T/d.out" 2>&1 & PD=$!
+track_pid $PD
+check "D logged in" waitfor 300 grep -q '^other=' "$T/d.out"
+check "tab 1 started" waitfor 120 grep -q '^started' "$TT/tab1.out"
+check "tab 2 started" waitfor 120 grep -q '^started' "$TT/tab2.out"
+for f in d.out; do sed 's/^/#   D: /' "$T/$f"; done
+sed 's/^/#   tab 1: /' "$TT/tab1.out"; sed 's/^/#   tab 2: /' "$TT/tab2.out"
+tv() { sed -n "s/^$1=//p" "$TT/tab$2.out" | head -n1; }
+dv() { sed -n "s/^$1=//p" "$T/d.out" | head -n1; }
+XD=$(dv xdg | cut -d' ' -f1)
+S1=$(tv pid 1 | cut -d' ' -f1); S2=$(tv pid 2 | cut -d' ' -f1)
+U1="$CG2/user.slice/user-$ID.slice/user@$ID.service/app.slice/autogroup-sid-$S1.scope"
+U2="$CG2/user.slice/user-$ID.slice/user@$ID.service/app.slice/autogroup-sid-$S2.scope"
+check_eq "D's login exported AUTOGROUP_MODE=systemd" "xdg=$XD agm=systemd" "$(sed -n 1p "$T/d.out")"
+check_eq "tab 1 leads its own session" "pid=$S1 sid=$S1" "$(grep '^pid=' "$TT/tab1.out")"
+check_eq "tab 1 enter: exit 0, says where" "$S1: moved into its leaf: autogroup-sid-$S1.scope" "$(sed -n 2p "$TT/tab1.out")"
+check_eq "tab 1 in autogroup-sid-$S1.scope of user@$ID.service" "${U1#$CG2}" "$(tv cg 1)"
+check_eq "tab 2 in autogroup-sid-$S2.scope of user@$ID.service" "${U2#$CG2}" "$(tv cg 2)"
+check "two distinct scopes" test "$S1" != "$S2" -a -d "$U1" -a -d "$U2"
+check_eq "enter again (tab 1): already there, nothing changed" \
+        "[$S1: already in its leaf, nothing to do: autogroup-sid-$S1.scope] rc=0" "$(tv again 1)"
+check_eq "tab 1 still in the same scope" "$(tv cg 1)" "$(tv cg2 1)"
+check_eq "cpu.weight of tab 1's scope" 100 "$(cat "$U1/cpu.weight" 2>/dev/null)"
+check_eq "cpu.weight of tab 2's scope" 100 "$(cat "$U2/cpu.weight" 2>/dev/null)"
+# (plus, now and then, the shell's "sleep 0.5")
+n1=$(wc -l < "$U1/cgroup.procs"); n2=$(wc -l < "$U2/cgroup.procs")
+check "tab 1's scope holds its shell, 4 spinners and the nohup'd sleep ($n1)" test "$n1" -ge 6 -a "$n1" -le 7
+check "tab 2's scope holds its shell and 1 spinner ($n2)" test "$n2" -ge 2 -a "$n2" -le 3
+uprop() { runuser -u "$UD" -- env XDG_RUNTIME_DIR="/run/user/$ID" systemctl --user show "$1" -p "$2" --value; }
+check_eq "the user manager: autogroup-sid-$S1.scope active" active "$(uprop "autogroup-sid-$S1.scope" ActiveState)"
+check_eq "  with CPUWeight=100" 100 "$(uprop "autogroup-sid-$S1.scope" CPUWeight)"
+check_eq "  in app.slice" app.slice "$(uprop "autogroup-sid-$S1.scope" Slice)"
+check_eq "  CollectMode=inactive-or-failed" inactive-or-failed "$(uprop "autogroup-sid-$S1.scope" CollectMode)"
+echo "#   $(uprop "autogroup-sid-$S1.scope" Description)"
+check "cpu is enabled below user@$ID.service/app.slice" grep -qw cpu "$CG2/user.slice/user-$ID.slice/user@$ID.service/app.slice/cgroup.subtree_control"
+# loginctl: the session keeps its leader (sshd) and login shell, the terminals are the user manager's
+loginctl session-status "$XD" --no-pager 2>&1 | sed 's/^/#   session-status: /' | head -n 20
+check "loginctl still lists D's session" sh -c "loginctl list-sessions --no-legend | awk '\$1 == \"$XD\"' | grep -q $UD"
+check_not "loginctl session-status no longer lists tab 1's shell" sh -c "loginctl session-status $XD --no-pager | grep -q '[^0-9]$S1 '"
+check "loginctl user-status lists it (user@$ID.service)" sh -c "loginctl user-status $UD --no-pager | grep -q '[^0-9]$S1 '"
+echo "# 7c. what enter refuses"
+NL=$(dv nonleader | cut -d' ' -f1)
+check_eq "a process that does not lead its session: nothing, stays in the session scope" \
+        "$NL [$NL: not a session leader, nothing to do] cg=/user.slice/user-$ID.slice/session-$XD.scope" "$(dv nonleader)"
+check_eq "another user's session leader: nothing" "[$EPID: the process belongs to another user, nothing to do]" "$(dv other)"
+check_eq "  and E's shell did not move" "$ECG" "$(cut -d: -f3 "/proc/$EPID/cgroup")"
+check_eq "root's PID 1: nothing" "[1: the process belongs to another user, nothing to do]" "$(dv root)"
+check_eq "without AUTOGROUP_MODE: nothing" "[$(dv login): not inside a pam_autogroup session of this user, nothing to do]" "$(dv unset)"
+check_eq "the login's own shell (ssh without a terminal): nothing" "[$(dv login): the login's own shell, left in its session scope]" "$(dv self)"
+check_eq "D's login shell stayed in its session scope" "/user.slice/user-$ID.slice/session-$XD.scope" "$(cut -d: -f3 "/proc/$(dv login)/cgroup")"
+# the same move without the helper: D writes E's shell into its own delegated scope
+out=$(as_user "$UD" "echo $EPID > '$U1/cgroup.procs'" 2>&1); rc=$?
+echo "#   D: echo $EPID > $U1/cgroup.procs: rc $rc $out"
+check "the kernel refuses D moving E's shell into D's scope" test "$rc" != 0
+check_eq "E's shell is still in E's session scope" "$ECG" "$(cut -d: -f3 "/proc/$EPID/cgroup")"
+echo "# 7d. two terminals share the CPU as two groups: tab 1 (4 spinners) against tab 2 (1)"
+cu() { sed -n 's/^usage_usec //p' "$1/cpu.stat" 2>/dev/null || echo 0; }
+u10=$(cu "$U1"); u20=$(cu "$U2"); sleep "${SHARE_S:-8}"; u11=$(cu "$U1"); u21=$(cu "$U2")
+d1=$((u11 - u10)); d2=$((u21 - u20)); pct=$(( d2 * 1000 / (d1 + d2 + 1) ))
+echo "#   used: tab 1 ${d1} us, tab 2 ${d2} us; tab 2's share $((pct / 10)).$((pct % 10))% (ideal 50%; one group: 20%)"
+check "tab 2's share lands near the ideal 1/2 (35%..65%; without the scopes 20%)" test "$pct" -ge 350 -a "$pct" -le 650
+echo "# 7e. logout: nothing left"
+touch "$STOP2"
+check "D's login ended" waitfor 120 grep -q '^stopped' "$T/d.out"
+check "E's login ended" waitfor 120 grep -q '^stopped' "$T/e.out"
+wait "$PD"; rd=$?; wait "$PE"; re=$?
+check_eq "both ssh clients exit 0" "0 0" "$rd $re"
+check "tab 2's scope is gone once its shell exited" waitfor 60 test ! -e "$U2"
+LING=$(tv linger 1)
+echo "#   right after logout: tab 1's scope $( [ -e "$U1" ] && echo "still holds $(cat "$U1/cgroup.procs" 2>/dev/null | tr '\n' ' ')" || echo gone), nohup'd sleep $LING $(kill -0 "$LING" 2>/dev/null && echo alive || echo gone), user@$ID.service $(systemctl show "user@$ID.service" -p ActiveState --value)"
+check "tab 1's scope still holds the nohup'd job after logout" sh -c "grep -qx $LING '$U1/cgroup.procs'"
+check "logind dropped D's session" waitfor 120 sh -c "! loginctl list-sessions --no-legend | awk '\$3 == \"$UD\"' | grep -q ."
+t0=$(date +%s)
+check "user@$ID.service stops (the user has no session left)" waitfor 120 sh -c "[ \"\$(systemctl show user@$ID.service -p ActiveState --value)\" = inactive ]"
+echo "#   user@$ID.service inactive $(( $(date +%s) - t0 )) s after the session was gone"
+check "no process of D or E left (the nohup'd sleep in tab 1's scope included)" waitfor 120 sh -c "! pgrep -u $UD && ! pgrep -u $UE"
+check "no autogroup-sid scope left anywhere" sh -c "[ -z \"\$(find $CG2 -name 'autogroup-sid-*' 2>/dev/null)\" ]"
+check "user-$ID.slice stopped, its cgroup gone" waitfor 120 test ! -e "$CG2/user.slice/user-$ID.slice"
+
+echo "# 7f. what a login leaves behind (KillUserProcesses=no): a job of the login shell keeps the session"
+# F: an ssh login with a terminal; its login shell (left in the session scope) and a nested
+# terminal (moved) each leave a nohup'd sleep behind
+"${SSH[@]}" -tt "$UF@127.0.0.1" "echo \$XDG_SESSION_ID >$TT/f.xdg; \"$HELPER\" enter --verbose --pid \$\$ >$TT/f.enter 2>&1
+nohup sleep 901 >/dev/null 2>&1 & echo \$! >$TT/f.login
+setsid -f bash -c '\"$HELPER\" enter --verbose >>$TT/f.enter 2>&1; nohup sleep 902 >/dev/null 2>&1 & echo \$! >$TT/f.tab' </dev/null >/dev/null 2>&1
+while [ ! -s $TT/f.tab ]; do sleep 0.2; done; sleep 1" >"$T/f.out" 2>&1
+echo "#   F: exit $?"; sed 's/^/#   F: /' "$TT/f.enter"
+IF=$(id -u "$UF"); FL=$(cat "$TT/f.login" 2>/dev/null); FT=$(cat "$TT/f.tab" 2>/dev/null)
+XF=$(cat "$TT/f.xdg")
+check_eq "F's login shell: left in its session scope" "the login's own shell, left in its session scope" "$(sed -n 1p "$TT/f.enter" | cut -d' ' -f2-)"
+check "F's nested terminal: moved" sh -c "sed -n 2p '$TT/f.enter' | grep -q '^[0-9]*: moved into its leaf: autogroup-sid-[0-9]*.scope\$'"
+check_eq "the login shell's job stayed in session-$XF.scope" "/user.slice/user-$IF.slice/session-$XF.scope" "$(cut -d: -f3 "/proc/$FL/cgroup" 2>/dev/null)"
+check "the nested terminal's job is in its terminal scope" sh -c "cut -d: -f3 /proc/$FT/cgroup | grep -q '^/user.slice/user-$IF.slice/user@$IF.service/app.slice/autogroup-sid-[0-9]*.scope\$'"
+sleep 15
+echo "#   15 s after logout: session $XF $(loginctl show-session "$XF" -p State --value 2>&1), user@$IF.service $(systemctl show "user@$IF.service" -p ActiveState --value)"
+check_eq "the session stays (closing) while its scope holds the login shell's job" closing "$(loginctl show-session "$XF" -p State --value 2>/dev/null)"
+check "the login shell's job survives the logout" kill -0 "$FL"
+check "so does the user manager, and the job in the terminal scope" sh -c "kill -0 $FT && systemctl is-active -q user@$IF.service"
+echo "#   $(loginctl session-status "$XF" --no-pager 2>&1 | grep -E 'State|sleep' | tr -s ' \t' ' ' | tr '\n' ';')"
+# the login shell's job ends: the session scope empties, the session and then the user manager go
+kill "$FL"
+check "the session is gone once its last process ended" waitfor 60 sh -c "! loginctl show-session $XF >/dev/null 2>&1"
+check "the user manager stops, and the terminal scope's job with it" waitfor 120 sh -c "! pgrep -u $UF"
+check "no autogroup-sid scope left anywhere" waitfor 60 sh -c "[ -z \"\$(find $CG2 -name 'autogroup-sid-*' 2>/dev/null)\" ]"
+check "user-$IF.slice gone" waitfor 120 test ! -e "$CG2/user.slice/user-$IF.slice"
 
 echo "# 8. pam_autogroup after pam_systemd: the notice; the slice still gets its policy"
 cp "$T/sshd.orig" /etc/pam.d/sshd

@@ -109,6 +109,44 @@ static void test_slice_name(void **state) {
         assert_int_equal(ag_user_slice_name(1000, small, sizeof small), -ENOBUFS);
 }
 
+static void test_terminal_scope_name(void **state) {
+        char buf[64], small[16];
+
+        (void) state;
+        assert_int_equal(ag_terminal_scope_name(4242, buf, sizeof buf), 0);
+        assert_string_equal(buf, "autogroup-sid-4242.scope");
+        assert_int_equal(ag_terminal_scope_name(0, buf, sizeof buf), -EINVAL);
+        assert_int_equal(ag_terminal_scope_name(-1, buf, sizeof buf), -EINVAL);
+        assert_int_equal(ag_terminal_scope_name(4242, small, sizeof small), -ENOBUFS);
+}
+
+static void test_scope_place(void **state) {
+        (void) state;
+        /* logind's session scopes of this user */
+        assert_int_equal(ag_scope_place("/user.slice/user-1000.slice/session-3.scope", 1000, 77), AG_SCOPE_PLACE_SESSION);
+        assert_int_equal(ag_scope_place("/user.slice/user-1000.slice/session-c12.scope", 1000, 77), AG_SCOPE_PLACE_SESSION);
+        /* its own terminal scope: only the one named after its session */
+        assert_int_equal(ag_scope_place("/user.slice/user-1000.slice/user@1000.service/app.slice/autogroup-sid-77.scope",
+                                        1000, 77), AG_SCOPE_PLACE_OWN);
+        assert_int_equal(ag_scope_place("/user.slice/user-1000.slice/user@1000.service/app.slice/autogroup-sid-78.scope",
+                                        1000, 77), AG_SCOPE_PLACE_OTHER);
+        assert_int_equal(ag_scope_place("/user.slice/user-1000.slice/user@1000.service/app.slice/autogroup-sid-77.scope/x",
+                                        1000, 77), AG_SCOPE_PLACE_OTHER);
+        /* another user's, or not a session scope */
+        assert_int_equal(ag_scope_place("/user.slice/user-1001.slice/session-3.scope", 1000, 77), AG_SCOPE_PLACE_OTHER);
+        assert_int_equal(ag_scope_place("/user.slice/user-10000.slice/session-3.scope", 1000, 77), AG_SCOPE_PLACE_OTHER);
+        assert_int_equal(ag_scope_place("/user.slice/user-1000.slice/session-3.scope/sub", 1000, 77), AG_SCOPE_PLACE_OTHER);
+        assert_int_equal(ag_scope_place("/user.slice/user-1000.slice/session-.scope", 1000, 77), AG_SCOPE_PLACE_OTHER);
+        assert_int_equal(ag_scope_place("/user.slice/user-1000.slice/session-3.scopex", 1000, 77), AG_SCOPE_PLACE_OTHER);
+        assert_int_equal(ag_scope_place("/user.slice/user-1000.slice/session-../x.scope", 1000, 77), AG_SCOPE_PLACE_OTHER);
+        assert_int_equal(ag_scope_place("/user.slice/user-1000.slice/user@1000.service/app.slice/tmux-spawn-1.scope",
+                                        1000, 77), AG_SCOPE_PLACE_OTHER);
+        assert_int_equal(ag_scope_place("/system.slice/ssh.service", 1000, 77), AG_SCOPE_PLACE_OTHER);
+        assert_int_equal(ag_scope_place("/autogroup/user-1000/s3/login", 1000, 77), AG_SCOPE_PLACE_OTHER);
+        assert_int_equal(ag_scope_place("/", 1000, 77), AG_SCOPE_PLACE_OTHER);
+        assert_int_equal(ag_scope_place(NULL, 1000, 77), AG_SCOPE_PLACE_OTHER);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mode_names),
@@ -116,6 +154,8 @@ int main(void) {
                 cmocka_unit_test(test_booted),
                 cmocka_unit_test(test_unit_values),
                 cmocka_unit_test(test_slice_name),
+                cmocka_unit_test(test_terminal_scope_name),
+                cmocka_unit_test(test_scope_place),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "enter-systemd.h"
+#include "systemd.h"
+#include "util.h"
+
+/* How long to wait for the manager's job to put the process into the scope
+ * once StartTransientUnit was accepted (the job runs after the reply). */
+#define ARRIVAL_WAIT_USEC UINT64_C(500000)
+
+/* All four uids of pid (real, effective, saved, filesystem) are uid. */
+static int pid_owned_by(pid_t pid, uid_t uid, bool *ret) {
+        _cleanup_close_ int fd = -1;
+        char fn[64], buf[4096], *p;
+        ssize_t n;
+
+        snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/status", (intmax_t) pid);
+        fd = open(fn, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        n = read(fd, buf, sizeof buf - 1);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = 0;
+        p = strstr(buf, "\nUid:");
+        if (!p)
+                return -EIO;
+        p += 5;
+        for (unsigned i = 0; i < 4; i++) {
+                char one[32];
+                unsigned long v;
+                size_t len;
+
+                p += strspn(p, " \t");
+                len = strcspn(p, " \t\n");
+                if (len == 0 || len >= sizeof one)
+                        return -EIO;
+                memcpy(one, p, len);
+                one[len] = 0;
+                if (ag_safe_atoul(one, (uid_t) -1, &v) < 0)
+                        return -EIO;
+                if ((uid_t) v != uid) {
+                        *ret = false;
+                        return 0;
+                }
+                p += len;
+        }
+        *ret = true;
+        return 0;
+}
+
+/* ppid and session id of pid, from /proc/PID/stat. */
+static int pid_parent_session(pid_t pid, pid_t *ret_ppid, pid_t *ret_sid) {
+        _cleanup_close_ int fd = -1;
+        char fn[64], buf[1024], *p;
+        unsigned long v[4];
+        ssize_t n;
+
+        snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/stat", (intmax_t) pid);
+        fd = open(fn, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        n = read(fd, buf, sizeof buf - 1);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = 0;
+        p = strrchr(buf, ')');
+        if (!p || p[1] != ' ')
+                return -EIO;
+        p += 2;
+        /* "state ppid pgrp session ..." */
+        p = strchr(p, ' ');
+        for (unsigned i = 0; i < 3; i++) {
+                char one[24];
+                size_t len;
+
+                if (!p)
+                        return -EIO;
+                p++;
+                len = strcspn(p, " ");
+                if (len == 0 || len >= sizeof one)
+                        return -EIO;
+                memcpy(one, p, len);
+                one[len] = 0;
+                if (ag_safe_atoul(one, INT32_MAX, &v[i]) < 0)
+                        return -EIO;
+                p += len;
+        }
+        *ret_ppid = (pid_t) v[0];
+        *ret_sid = (pid_t) v[2];
+        return 0;
+}
+
+/* Is pid the login's own shell? Its ancestors inside the same session scope
+ * lead, through processes of the user that do not lead a session of their
+ * own, to a process of another user (root's sshd, login, su, a display
+ * manager's worker: the login service itself). A nested terminal's shell
+ * meets a process of the user leading its own session first (a tmux or
+ * screen server, the login shell, a desktop session), or leaves the scope
+ * (a daemonized parent, PID 1). The login's own shell stays in the session
+ * scope, so that what it leaves behind at logout (a detached tmux server,
+ * nohup jobs) keeps the logind session, and the user's manager, alive as
+ * logind intends. The walk looks at no more than 8 ancestors. */
+static bool is_login_shell(const AgHierarchy *h, const char *scope_path, pid_t pid, uid_t uid) {
+        pid_t p = pid;
+
+        for (unsigned i = 0; i < 8; i++) {
+                _cleanup_free_ char *path = NULL;
+                pid_t ppid, sid;
+                bool own = false;
+
+                if (pid_parent_session(p, &ppid, &sid) < 0 || ppid <= 1)
+                        return false;
+                p = ppid;
+                if (ag_cg_pid_path(h, p, &path) < 0 || strcmp(path, scope_path) != 0)
+                        return false;
+                if (pid_owned_by(p, uid, &own) < 0)
+                        return false;
+                if (!own)
+                        return true;
+                if (pid_parent_session(p, &ppid, &sid) < 0 || sid == p)
+                        return false;
+        }
+        return false;
+}
+
+static void sleep_usec(uint64_t usec) {
+        struct timespec ts = { .tv_sec = (time_t) (usec / 1000000), .tv_nsec = (long) (usec % 1000000) * 1000 };
+        (void) nanosleep(&ts, NULL);
+}
+
+/* Waits (bounded) until pid sits in its scope. */
+static bool arrived(const AgHierarchy *h, pid_t pid, uid_t uid) {
+        uint64_t waited = 0, step = 1000;
+
+        for (;;) {
+                _cleanup_free_ char *path = NULL;
+
+                if (ag_cg_pid_path(h, pid, &path) < 0)
+                        return false;
+                if (ag_scope_place(path, uid, pid) == AG_SCOPE_PLACE_OWN)
+                        return true;
+                if (waited >= ARRIVAL_WAIT_USEC)
+                        return false;
+                sleep_usec(step);
+                waited += step;
+                if (step < 50000)
+                        step *= 2;
+        }
+}
+
+int ag_enter_systemd(const AgHierarchy *h, pid_t pid, uid_t uid, AgEnterResult *ret_result,
+                     char **ret_unit, const char **ret_what, char *errbuf, size_t errsize) {
+        _cleanup_free_ char *path = NULL;
+        char scope[64], runtime_dir[64], description[256];
+        const char *what = NULL, *from;
+        AgEnterResult result;
+        bool own = false;
+        pid_t sid;
+        int r;
+
+        if (errbuf && errsize)
+                errbuf[0] = 0;
+        sid = getsid(pid);
+        if (sid < 0) {
+                r = negative_errno();
+                what = "find the process's session";
+                goto fail;
+        }
+        if (sid != pid) {
+                result = AG_ENTER_NOT_LEADER;
+                goto done;
+        }
+        /* logind's units are on the unified hierarchy; without cpu there a
+         * scope would not be a scheduling group */
+        if (h->version != 2 || !h->has_cpu) {
+                result = AG_ENTER_NOT_MANAGED;
+                goto done;
+        }
+        r = ag_cg_pid_path(h, pid, &path);
+        if (r == -ENOENT) {
+                result = AG_ENTER_NOT_MANAGED;
+                goto done;
+        }
+        if (r < 0) {
+                what = "read the process's cgroup";
+                goto fail;
+        }
+        r = pid_owned_by(pid, uid, &own);
+        if (r < 0) {
+                what = "read the process's owner";
+                goto fail;
+        }
+        if (!own) {
+                result = AG_ENTER_OTHER_USER;
+                goto done;
+        }
+        r = ag_terminal_scope_name(sid, scope, sizeof scope);
+        if (r < 0) {
+                what = "name the scope";
+                goto fail;
+        }
+        switch (ag_scope_place(path, uid, sid)) {
+        case AG_SCOPE_PLACE_OWN:
+                result = AG_ENTER_ALREADY;
+                goto done;
+        case AG_SCOPE_PLACE_OTHER:
+                /* not in a login's scope: already placed by a terminal, tmux,
+                 * the user's manager, or not a login at all */
+                result = AG_ENTER_NOT_MANAGED;
+                goto done;
+        case AG_SCOPE_PLACE_SESSION:
+                break;
+        }
+        if (is_login_shell(h, path, pid, uid)) {
+                result = AG_ENTER_LOGIN_SHELL;
+                goto done;
+        }
+
+        /* the manager logind started for uid, never one named by the environment */
+        snprintf(runtime_dir, sizeof runtime_dir, "/run/user/%lu", (unsigned long) uid);
+        from = strrchr(path, '/');
+        snprintf(description, sizeof description, "autogroup: terminal session %jd from %s", (intmax_t) sid,
+                 from ? from + 1 : path);
+        r = ag_systemd_start_user_scope(runtime_dir, scope, AG_TERMINAL_SCOPE_SLICE, description, pid,
+                                        AG_TERMINAL_SCOPE_WEIGHT, AG_TERMINAL_SCOPE_TIMEOUT_USEC, errbuf,
+                                        errsize);
+        if (r < 0) {
+                result = AG_ENTER_SCOPE_FAILED;
+                goto done;
+        }
+        if (!arrived(h, pid, uid)) {
+                if (errbuf && errsize)
+                        snprintf(errbuf, errsize, "%s started, but the process is not in it yet", scope);
+                result = AG_ENTER_SCOPE_FAILED;
+                goto done;
+        }
+        result = AG_ENTER_MOVED;
+
+done:
+        *ret_result = result;
+        if (ret_unit) {
+                *ret_unit = NULL;
+                if (result == AG_ENTER_MOVED || result == AG_ENTER_ALREADY) {
+                        *ret_unit = strdup(scope);
+                        if (!*ret_unit) {
+                                r = -ENOMEM;
+                                what = "allocate memory";
+                                goto fail;
+                        }
+                }
+        }
+        return 0;
+
+fail:
+        if (ret_what)
+                *ret_what = what;
+        return r;
+}
