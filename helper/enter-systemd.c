@@ -22,42 +22,13 @@
 
 /* All four uids of pid (real, effective, saved, filesystem) are uid. */
 static int pid_owned_by(pid_t pid, uid_t uid, bool *ret) {
-        _cleanup_close_ int fd = -1;
-        char fn[64], buf[4096], *p;
-        ssize_t n;
+        uid_t uids[4];
+        int r;
 
-        snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/status", (intmax_t) pid);
-        fd = open(fn, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        n = read(fd, buf, sizeof buf - 1);
-        if (n < 0)
-                return negative_errno();
-        buf[n] = 0;
-        p = strstr(buf, "\nUid:");
-        if (!p)
-                return -EIO;
-        p += 5;
-        for (unsigned i = 0; i < 4; i++) {
-                char one[32];
-                unsigned long v;
-                size_t len;
-
-                p += strspn(p, " \t");
-                len = strcspn(p, " \t\n");
-                if (len == 0 || len >= sizeof one)
-                        return -EIO;
-                memcpy(one, p, len);
-                one[len] = 0;
-                if (ag_safe_atoul(one, (uid_t) -1, &v) < 0)
-                        return -EIO;
-                if ((uid_t) v != uid) {
-                        *ret = false;
-                        return 0;
-                }
-                p += len;
-        }
-        *ret = true;
+        r = ag_pid_uids(pid, uids);
+        if (r < 0)
+                return r;
+        *ret = uids[0] == uid && uids[1] == uid && uids[2] == uid && uids[3] == uid;
         return 0;
 }
 

@@ -89,30 +89,15 @@ int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_sess
         return 0;
 }
 
-/* The real uid of pid, from /proc/PID/status. */
+/* The real uid of pid. */
 static int pid_real_uid(pid_t pid, uid_t *ret) {
-        _cleanup_close_ int fd = -1;
-        char fn[64], buf[4096], *p;
-        unsigned long v;
-        ssize_t n;
+        uid_t uids[4];
+        int r;
 
-        snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/status", (intmax_t) pid);
-        fd = open(fn, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        n = read(fd, buf, sizeof buf - 1);
-        if (n < 0)
-                return negative_errno();
-        buf[n] = 0;
-        p = strstr(buf, "\nUid:");
-        if (!p)
-                return -EIO;
-        p += 5;
-        p += strspn(p, " \t");
-        p[strcspn(p, " \t\n")] = 0;
-        if (ag_safe_atoul(p, (uid_t) -1, &v) < 0)
-                return -EIO;
-        *ret = (uid_t) v;
+        r = ag_pid_uids(pid, uids);
+        if (r < 0)
+                return r;
+        *ret = uids[0];
         return 0;
 }
 
@@ -144,14 +129,52 @@ static bool gone(int r) {
         return r == -ENOENT || r == -ENOTDIR || r == -ELOOP;
 }
 
+int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char *path, int *ret_sfd,
+                        char **ret_session_path, char **ret_rest) {
+        _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1, sfd = -1;
+        char ugroup[64], place[AG_PLACE_MAX], *session, *rest, *pool = NULL, *spath;
+        struct stat st;
+        int r;
+
+        if (ag_enter_parse_path(path, root, uid, &session, &rest, &pool) < 0 ||
+            ag_pool_place(root, pool, place, sizeof place) < 0)
+                return -ENOENT;
+        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
+        if (r < 0)
+                return r;
+        /* Walk down from the mount, one component at a time, no symlinks. */
+        r = ag_hierarchy_open(h, &mfd);
+        if (r >= 0)
+                r = ag_cg_open(mfd, root, &rfd);
+        if (r >= 0)
+                r = ag_pool_parent_find(rfd, pool, &pfd);
+        if (r >= 0)
+                r = ag_cg_open(pfd, ugroup, &ufd);
+        if (r >= 0)
+                r = ag_cg_open(ufd, session, &sfd);
+        if (r < 0)
+                return gone(r) ? -ENOENT : r;
+        /* The user group (and its pool) is root's, the session the user's:
+         * that is what the module makes. Anything else is not a delegated
+         * session. */
+        if (fstat(pfd, &st) < 0 || st.st_uid != 0 || fstat(ufd, &st) < 0 || st.st_uid != 0 ||
+            fstat(sfd, &st) < 0 || st.st_uid != uid)
+                return -ENOENT;
+        if (asprintf(&spath, "/%s/%s/%s", place, ugroup, session) < 0)
+                return -ENOMEM;
+        *ret_sfd = take_fd(&sfd);
+        *ret_session_path = spath;
+        *ret_rest = rest;
+        return 0;
+}
+
 int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
              AgEnterResult *ret_result, char **ret_leaf, const char **ret_what) {
-        _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1, sfd = -1;
-        _cleanup_free_ char *path = NULL, *leaf_path = NULL;
-        char ugroup[64], leaf[64], place[AG_PLACE_MAX], *session, *rest, *pool = NULL;
+        _cleanup_close_ int sfd = -1;
+        _cleanup_free_ char *path = NULL, *leaf_path = NULL, *session_path = NULL;
+        char leaf[64], *rest;
         AgEnterResult result;
         const char *what = NULL;
-        struct stat st;
         uid_t owner;
         pid_t sid;
         int r;
@@ -180,10 +203,14 @@ int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
                 what = "read the process's cgroup";
                 goto fail;
         }
-        if (ag_enter_parse_path(path, root, uid, &session, &rest, &pool) < 0 ||
-            ag_pool_place(root, pool, place, sizeof place) < 0) {
+        r = ag_session_dir_open(h, root, uid, path, &sfd, &session_path, &rest);
+        if (r == -ENOENT) {
                 result = AG_ENTER_NOT_MANAGED;
                 goto done;
+        }
+        if (r < 0) {
+                what = "open the session group";
+                goto fail;
         }
 
         r = pid_real_uid(pid, &owner);
@@ -196,43 +223,8 @@ int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
                 goto done;
         }
 
-        /* Walk down from the mount, one component at a time, no symlinks. */
-        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
-        if (r < 0) {
-                what = "name the user group";
-                goto fail;
-        }
-        r = ag_hierarchy_open(h, &mfd);
-        if (r >= 0)
-                r = ag_cg_open(mfd, root, &rfd);
-        if (r >= 0)
-                r = ag_pool_parent_find(rfd, pool, &pfd);
-        if (r >= 0)
-                r = ag_cg_open(pfd, ugroup, &ufd);
-        if (r >= 0)
-                r = ag_cg_open(ufd, session, &sfd);
-        if (r < 0) {
-                if (gone(r)) {
-                        result = AG_ENTER_NOT_MANAGED;
-                        goto done;
-                }
-                what = "open the session group";
-                goto fail;
-        }
-        /* The user group (and its pool) is root's, the session the user's:
-         * that is what the module makes. Anything else is not a delegated
-         * session. */
-        if (fstat(pfd, &st) < 0 || st.st_uid != 0 || fstat(ufd, &st) < 0 || st.st_uid != 0) {
-                result = AG_ENTER_NOT_MANAGED;
-                goto done;
-        }
-        if (fstat(sfd, &st) < 0 || st.st_uid != uid) {
-                result = AG_ENTER_NOT_MANAGED;
-                goto done;
-        }
-
         snprintf(leaf, sizeof leaf, AG_LEAF_PREFIX "%" PRIiMAX, (intmax_t) sid);
-        if (asprintf(&leaf_path, "/%s/%s/%s/%s", place, ugroup, session, leaf) < 0) {
+        if (asprintf(&leaf_path, "%s/%s", session_path, leaf) < 0) {
                 leaf_path = NULL;
                 r = -ENOMEM;
                 what = "allocate memory";

@@ -40,6 +40,16 @@ const char *ag_enter_result_to_string(AgEnterResult r);
 int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_session, char **ret_rest,
                         char **ret_pool);
 
+/* Opens the session directory that path (a process's cgroup path in h, as
+ * ag_cg_pid_path gives it; modified) is in: a session of uid below root, the
+ * user group (and its pool) root's and the session uid's, as the module makes
+ * them, walked down from the mount without following symlinks. Returns the
+ * directory fd, the session's cgroup path ("/<root>[/pool-<name>]/user-<uid>/<session>",
+ * allocated) and the rest of path below it (a pointer into path, "" for
+ * none). -ENOENT when path is not in such a session. */
+int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char *path, int *ret_sfd,
+                        char **ret_session_path, char **ret_rest);
+
 /* Moves pid into <session>/sid-<pid> when pid leads its session and sits in a
  * session of uid (the session directory must be owned by uid, the user group
  * by root). On success *ret_result says what happened and *ret_leaf (may be

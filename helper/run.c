@@ -26,10 +26,9 @@
 
 int ag_run_open_session(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
                         char **ret_path, char **ret_rest, const char **ret_what) {
-        _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1, sfd = -1;
+        _cleanup_close_ int sfd = -1;
         _cleanup_free_ char *path = NULL, *spath = NULL, *rest_copy = NULL;
-        char ugroup[64], place[AG_PLACE_MAX], *session, *rest, *pool = NULL;
-        struct stat st;
+        char *rest;
         int r;
 
         *ret_what = "find the session";
@@ -38,31 +37,11 @@ int ag_run_open_session(const AgHierarchy *h, const char *root, pid_t pid, uid_t
         r = ag_cg_pid_path(h, pid, &path);
         if (r < 0)
                 return r;
-        if (ag_enter_parse_path(path, root, uid, &session, &rest, &pool) < 0 ||
-            ag_pool_place(root, pool, place, sizeof place) < 0)
-                return -ENOENT;
-        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
-        if (r < 0)
+        r = ag_session_dir_open(h, root, uid, path, &sfd, &spath, &rest);
+        if (r < 0) {
+                if (r == -ENOMEM)
+                        *ret_what = "allocate memory";
                 return r;
-        r = ag_hierarchy_open(h, &mfd);
-        if (r >= 0)
-                r = ag_cg_open(mfd, root, &rfd);
-        if (r >= 0)
-                r = ag_pool_parent_find(rfd, pool, &pfd);
-        if (r >= 0)
-                r = ag_cg_open(pfd, ugroup, &ufd);
-        if (r >= 0)
-                r = ag_cg_open(ufd, session, &sfd);
-        if (r < 0)
-                return r == -ELOOP || r == -ENOTDIR ? -ENOENT : r;
-        /* What the module makes: the pool and user group root's, the session the user's. */
-        if (fstat(pfd, &st) < 0 || st.st_uid != 0 || fstat(ufd, &st) < 0 || st.st_uid != 0 ||
-            fstat(sfd, &st) < 0 || st.st_uid != uid)
-                return -ENOENT;
-        if (asprintf(&spath, "/%s/%s/%s", place, ugroup, session) < 0) {
-                spath = NULL;
-                *ret_what = "allocate memory";
-                return -ENOMEM;
         }
         rest_copy = strdup(rest);
         if (!rest_copy) {

@@ -4,6 +4,8 @@
 #endif
 
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util.h"
@@ -86,5 +88,43 @@ int ag_opendir_dup(int fd, DIR **ret) {
                 return r;
         }
         *ret = d;
+        return 0;
+}
+
+int ag_pid_uids(pid_t pid, uid_t ret_uids[static 4]) {
+        _cleanup_close_ int fd = -1;
+        char fn[64], buf[4096], *p;
+        uid_t uids[4];
+        ssize_t n;
+
+        snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/status", (intmax_t) pid);
+        fd = open(fn, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        n = read(fd, buf, sizeof buf - 1);
+        if (n < 0)
+                return negative_errno();
+        buf[n] = 0;
+        p = strstr(buf, "\nUid:");
+        if (!p)
+                return -EIO;
+        p += 5;
+        for (unsigned i = 0; i < 4; i++) {
+                char one[32];
+                unsigned long v;
+                size_t len;
+
+                p += strspn(p, " \t");
+                len = strcspn(p, " \t\n");
+                if (len == 0 || len >= sizeof one)
+                        return -EIO;
+                memcpy(one, p, len);
+                one[len] = 0;
+                if (ag_safe_atoul(one, (uid_t) -1, &v) < 0)
+                        return -EIO;
+                uids[i] = (uid_t) v;
+                p += len;
+        }
+        memcpy(ret_uids, uids, sizeof uids);
         return 0;
 }

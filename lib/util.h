@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -65,3 +66,6 @@ bool ag_has_token(const char *list, const char *sep, const char *token);
 
 /* Opens a directory stream on a duplicate of fd (fd stays the caller's). */
 int ag_opendir_dup(int fd, DIR **ret);
+
+/* The real, effective, saved and filesystem uids of pid, from /proc/PID/status. */
+int ag_pid_uids(pid_t pid, uid_t ret_uids[static 4]);

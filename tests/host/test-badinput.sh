@@ -127,7 +127,7 @@ for exp in "$CORPUS"/*.expect; do
                         pat=${val//\{FILE\}/$fre}; pat=${pat//\{DIR\}/$dre}
                         hlog_has "$name: logged: $val" "$prefix$pat" ;;
                 clean)
-                        hlog_hasnt "$name: nothing logged above debug" "^<8[0-6]>.*$prefix" ;;
+                        hlog_hasnt "$name: nothing logged above debug but the close line" "^<8[0-6]>.*$prefix" "$HLOG_ACCT_LINE" ;;
                 shares)
                         w=$((val * 100 / 1024))
                         hlog_has "$name: policy weight $w" "${prefix}policy for $USR: weight $w,"
@@ -192,7 +192,7 @@ while IFS=$'\t' read -r opts outcome logre; do
                 pat=${logre//\{DIR\}/$(re_escape "$T/opt")}
                 hlog_has "$label: logged" "pam_autogroup\\($svc:session\\): $pat"
         else
-                hlog_hasnt "$label: nothing logged above debug" "^<8[0-6]>.*pam_autogroup\\($svc:session\\)"
+                hlog_hasnt "$label: nothing logged above debug but the close line" "^<8[0-6]>.*pam_autogroup\\($svc:session\\)" "$HLOG_ACCT_LINE"
         fi
 done <"$CORPUS/module-options.list"
 check "option cases ran" test "$i" -gt 10
