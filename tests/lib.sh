@@ -63,6 +63,22 @@ track_pid() {
         done
 }
 
+# require_guest_v2: for the scripts of tests/guest/ that run inside the guest
+# lane (tests/vm/test-guest.sh): skip (77) anywhere else (AG_IN_GUEST=1
+# overrides) and unless /sys/fs/cgroup is cgroup2 with the cpu controller.
+# Sets CG2.
+require_guest_v2() {
+        CG2=/sys/fs/cgroup
+        if [ ! -e /etc/vm-out ] && [ "${AG_IN_GUEST:-0}" != 1 ]; then
+                echo "# runs inside the guest lane only (tests/vm/test-guest.sh); AG_IN_GUEST=1 overrides"
+                echo "0 passed, 0 failed, 1 skipped"; exit 77
+        fi
+        if [ "$(stat -f -c %T "$CG2" 2>/dev/null)" != cgroup2fs ] || ! grep -qw cpu "$CG2/cgroup.controllers"; then
+                echo "# $CG2 is not a cgroup2 mount with the cpu controller"
+                echo "0 passed, 0 failed, 1 skipped"; exit 77
+        fi
+}
+
 # as_user USER COMMAND: run a shell command as the unprivileged user
 as_user() { local u="$1"; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- sh -c "$*"; }
 

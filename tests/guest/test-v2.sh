@@ -13,15 +13,7 @@
 # concurrent logins, and a short CPU-share check (8 spinners against 1).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-CG2=/sys/fs/cgroup
-if [ ! -e /etc/vm-out ] && [ "${AG_IN_GUEST:-0}" != 1 ]; then
-        echo "# runs inside the guest lane only (tests/vm/test-guest.sh); AG_IN_GUEST=1 overrides"
-        echo "0 passed, 0 failed, 1 skipped"; exit 77
-fi
-if [ "$(stat -f -c %T "$CG2" 2>/dev/null)" != cgroup2fs ] || ! grep -qw cpu "$CG2/cgroup.controllers"; then
-        echo "# $CG2 is not a cgroup2 mount with the cpu controller"
-        echo "0 passed, 0 failed, 1 skipped"; exit 77
-fi
+require_guest_v2
 
 ROOT="agtest-$$"
 CG="$CG2/$ROOT"
