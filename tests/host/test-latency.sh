@@ -13,6 +13,11 @@ HELPER="$abs_top_builddir/helper/autogroup"
 SA="$abs_top_builddir/tests/host/schedattr"
 NOSLICE="$abs_top_builddir/tests/host/.libs/noslice.so"
 for f in "$HELPER" "$SA" "$NOSLICE"; do [ -e "$f" ] || { echo "1..0 # SKIP $f not built"; exit 77; }; done
+# In the sanitizer build (.ci/sanitize) the ASan runtime must come first in
+# the preload list, before the shim.
+PRELOAD="$NOSLICE"
+asan=$(ldd "$AGDRV" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+[ -n "$asan" ] && PRELOAD="$asan:$NOSLICE"
 ROOT="agtest-$$"
 CG="$CPU/$ROOT"
 AG_CGROOTS="$CG"
@@ -94,12 +99,12 @@ log_has "debug line: real-time task left alone" "latency class audio .* for $UA:
 touch "$T/rt.go"
 
 echo "# 3. a kernel without custom slices: one debug line, the rest of the policy applies"
-PRE="env LD_PRELOAD=$NOSLICE AG_TEST_NOSLICE=ignore" bg ni "$UA"
+PRE="env LD_PRELOAD=$PRELOAD AG_TEST_NOSLICE=ignore" bg ni "$UA"
 check "slice ignored by the kernel: session still grouped" grep -q "^cgroup=/$ROOT/user-$IA/" "$T/ni.out"
 check "slice ignored by the kernel: open succeeds" grep -q "^open=PAM_SUCCESS" "$T/ni.out"
 check_eq "slice ignored by the kernel: the default slice stays" "$DEFAULT" "$(attr "$PID_ni" runtime)"
 log_has "debug line: no custom slices" "latency class audio .* for $UA: the kernel has no custom slices"
-PRE="env LD_PRELOAD=$NOSLICE AG_TEST_NOSLICE=einval" bg ne "$UB"
+PRE="env LD_PRELOAD=$PRELOAD AG_TEST_NOSLICE=einval" bg ne "$UB"
 check "slice refused with EINVAL: open succeeds, grouped" grep -q "^cgroup=/$ROOT/user-" "$T/ne.out"
 check_eq "slice refused with EINVAL: SCHED_BATCH still applied" "3 $DEFAULT" "$(attr "$PID_ne" policy) $(attr "$PID_ne" runtime)"
 log_has "debug line: no custom slices (EINVAL)" "latency class batch .* for $UB: the kernel has no custom slices"
