@@ -81,7 +81,10 @@ bench_cleanup() {
         for u in $B_USERS; do pkill -KILL -u "$u" 2>/dev/null; done
         for p in $B_PIDS; do wait "$p" 2>/dev/null; done
         sleep 0.1
-        for c in "$CG" "$CGH"; do
+        # the module's cpuacct mirror of the tree, on v1 with cpuacct mounted on its own
+        local acct=""
+        [ -d "/sys/fs/cgroup/cpuacct/$ROOT" ] && [ "$CG" != "/sys/fs/cgroup/cpuacct/$ROOT" ] && acct="/sys/fs/cgroup/cpuacct/$ROOT"
+        for c in "$CG" "$CGH" $acct; do
                 [ -d "$c" ] || continue
                 # only processes of this benchmark can be in its trees
                 for p in $(find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
