@@ -34,19 +34,14 @@ static int pid_owned_by(pid_t pid, uid_t uid, bool *ret) {
 
 /* ppid and session id of pid, from /proc/PID/stat. */
 static int pid_parent_session(pid_t pid, pid_t *ret_ppid, pid_t *ret_sid) {
-        _cleanup_close_ int fd = -1;
         char fn[64], buf[1024], *p;
         unsigned long v[4];
-        ssize_t n;
+        int r;
 
         snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/stat", (intmax_t) pid);
-        fd = open(fn, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        n = read(fd, buf, sizeof buf - 1);
-        if (n < 0)
-                return negative_errno();
-        buf[n] = 0;
+        r = ag_read_small_file(AT_FDCWD, fn, buf, sizeof buf);
+        if (r < 0)
+                return r;
         p = strrchr(buf, ')');
         if (!p || p[1] != ' ')
                 return -EIO;

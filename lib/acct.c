@@ -209,40 +209,6 @@ uint64_t ag_acct_wall_usec(const AgAcct *a) {
         return now > a->start_usec ? now - a->start_usec : 0;
 }
 
-/* The cpuacct group of pid from /proc/PID/cgroup ("N:cpuacct:/path"). */
-static int pid_cpuacct_path(pid_t pid, char **ret) {
-        _cleanup_free_ char *line = NULL;
-        size_t allocated = 0;
-        char fn[64];
-        ssize_t n;
-        FILE *f;
-
-        snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/cgroup", (intmax_t) (pid > 0 ? pid : getpid()));
-        f = fopen(fn, "re");
-        if (!f)
-                return negative_errno();
-        while ((n = getline(&line, &allocated, f)) > 0) {
-                char *ctrl, *path;
-
-                if (line[n - 1] == '\n')
-                        line[n - 1] = 0;
-                ctrl = strchr(line, ':');
-                if (!ctrl)
-                        continue;
-                path = strchr(++ctrl, ':');
-                if (!path)
-                        continue;
-                *path++ = 0;
-                if (!ag_has_token(ctrl, ",", "cpuacct"))
-                        continue;
-                fclose(f);
-                *ret = strdup(path);
-                return *ret ? 0 : -ENOMEM;
-        }
-        fclose(f);
-        return -ENOENT;
-}
-
 /* Splits "/a/b/c" into its components (in copy, which is modified). */
 static int split_path(char *copy, char *comp[MAX_LEVELS], unsigned *ret_n) {
         unsigned n = 0;
@@ -316,7 +282,7 @@ int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, cons
                 what = "split the session path";
                 goto fail;
         }
-        (void) pid_cpuacct_path(pid, &origin);
+        (void) ag_cg_pid_controller_path(pid, "cpuacct", &origin);
 
         for (unsigned attempt = 0;; attempt++) {
                 _cleanup_close_ int mfd = open(a->mount, DIR_FLAGS);
@@ -413,7 +379,7 @@ int ag_acct_mirror_close(const AgAcct *a, pid_t pid) {
                 return negative_errno();
 
         /* Leave the mirror first, or its removal fails with EBUSY. */
-        if (pid_cpuacct_path(pid, &current) >= 0 && path_is_below(current, a->path)) {
+        if (ag_cg_pid_controller_path(pid, "cpuacct", &current) >= 0 && path_is_below(current, a->path)) {
                 _cleanup_close_ int ofd = -1;
 
                 r = -ENOENT;

@@ -457,45 +457,18 @@ int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v) {
  * NUL-terminated heap buffer, with plain read(2)s. */
 static int read_proc_file(const char *fn, char **ret) {
         _cleanup_close_ int fd = -1;
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 2048, len = 0;
+        size_t size;
 
         fd = open(fn, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
-        buf = malloc(size);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t n;
-
-                if (len + 1 >= size) {
-                        char *b;
-
-                        if (size >= 1024 * 1024)
-                                return -EFBIG;
-                        b = realloc(buf, size * 2);
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                        size *= 2;
-                }
-                n = read(fd, buf + len, size - 1 - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        buf[len] = 0;
-        *ret = TAKE_PTR(buf);
-        return 0;
+        return ag_read_all(fd, 2047, 1024 * 1024 - 2, ret, &size);
 }
 
-int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
+/* The path of pid (0: the caller) in the hierarchy a line of /proc/PID/cgroup
+ * names: the v2 line ("0::") when controller is NULL, else the v1 line whose
+ * controller list has controller. */
+static int pid_path(pid_t pid, const char *controller, char **ret) {
         _cleanup_free_ char *text = NULL;
         char fn[64], *line, *next;
         int r;
@@ -522,8 +495,8 @@ int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
                 if (!path)
                         continue;
                 *path++ = 0;
-                bool match = h->version == 2 ? (strncmp(line, "0:", 2) == 0 && *ctrl == 0)
-                                             : ag_has_token(ctrl, ",", "cpu");
+                bool match = !controller ? (strncmp(line, "0:", 2) == 0 && *ctrl == 0)
+                                         : ag_has_token(ctrl, ",", controller);
                 if (!match)
                         continue;
                 char *s = strdup(path);
@@ -533,6 +506,16 @@ int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
                 return 0;
         }
         return -ENOENT;
+}
+
+int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
+        return pid_path(pid, h->version == 2 ? NULL : "cpu", ret);
+}
+
+int ag_cg_pid_controller_path(pid_t pid, const char *controller, char **ret) {
+        if (!controller)
+                return -EINVAL;
+        return pid_path(pid, controller, ret);
 }
 
 bool ag_cg_no_children(int cgfd) {

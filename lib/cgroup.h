@@ -68,8 +68,10 @@ int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_i
  * nothing is read, and only values that differ from them are written. */
 int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v);
 
-/* Reads the cgroup path of pid in the hierarchy from /proc/PID/cgroup. */
+/* Reads the cgroup path of pid (0: the caller) in the hierarchy from /proc/PID/cgroup. */
 int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret);
+/* The same in the v1 hierarchy that has controller (e.g. "cpuacct"). */
+int ag_cg_pid_controller_path(pid_t pid, const char *controller, char **ret);
 
 /* Removes dirfd/name and every empty cgroup below it, bottom up, without
  * following symlinks, at most max_depth levels deep and visiting at most

@@ -49,49 +49,6 @@ static const char *check_safe(const struct stat *st) {
         return NULL;
 }
 
-/* Reads up to max bytes; -EFBIG when there is more. */
-static int read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size) {
-        _cleanup_free_ char *buf = NULL;
-        size_t cap, len = 0;
-
-        cap = (hint < max ? hint : max) + 1;
-        buf = malloc(cap);
-        if (!buf)
-                return -ENOMEM;
-
-        for (;;) {
-                if (len == cap) {
-                        size_t ncap;
-                        char *p;
-
-                        if (cap > max)
-                                return -EFBIG;
-                        ncap = cap > (max + 1) / 2 ? max + 1 : cap * 2;
-                        p = realloc(buf, ncap);
-                        if (!p)
-                                return -ENOMEM;
-                        buf = p;
-                        cap = ncap;
-                }
-
-                ssize_t n = read(fd, buf + len, cap - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-                if (len > max)
-                        return -EFBIG;
-        }
-
-        *ret = TAKE_PTR(buf);
-        *ret_size = len;
-        return 0;
-}
-
 /* Checks and parses an open file. Returns 0 or -ENOMEM; every other problem
  * is reported and counted. */
 static int load_fd(AgConfig *config, int fd, const char *path, unsigned flags,
@@ -122,7 +79,7 @@ static int load_fd(AgConfig *config, int fd, const char *path, unsigned flags,
                 return 0;
         }
 
-        r = read_all(fd, (size_t) st.st_size, AG_FILE_SIZE_MAX, &buf, &size);
+        r = ag_read_all(fd, (size_t) st.st_size, AG_FILE_SIZE_MAX, &buf, &size);
         if (r == -ENOMEM)
                 return r;
         if (r == -EFBIG) {

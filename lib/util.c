@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -43,6 +44,48 @@ int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size) {
         if (n > 0 && buf[n - 1] == '\n')
                 buf[n - 1] = 0;
         return (int) n;
+}
+
+int ag_read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t cap, len = 0;
+
+        cap = (hint < max ? hint : max) + 1;
+        buf = malloc(cap);
+        if (!buf)
+                return -ENOMEM;
+
+        for (;;) {
+                if (len == cap) {
+                        size_t ncap;
+                        char *p;
+
+                        if (cap > max)
+                                return -EFBIG;
+                        ncap = cap > (max + 1) / 2 ? max + 1 : cap * 2;
+                        p = realloc(buf, ncap);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                        cap = ncap;
+                }
+
+                ssize_t n = read(fd, buf + len, cap - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len > max)
+                        return -EFBIG;
+        }
+
+        *ret = TAKE_PTR(buf);
+        *ret_size = len;
+        return 0;
 }
 
 int ag_write_file(int dirfd, const char *name, const char *value) {
@@ -92,19 +135,14 @@ int ag_opendir_dup(int fd, DIR **ret) {
 }
 
 int ag_pid_uids(pid_t pid, uid_t ret_uids[static 4]) {
-        _cleanup_close_ int fd = -1;
         char fn[64], buf[4096], *p;
         uid_t uids[4];
-        ssize_t n;
+        int r;
 
         snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/status", (intmax_t) pid);
-        fd = open(fn, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        n = read(fd, buf, sizeof buf - 1);
-        if (n < 0)
-                return negative_errno();
-        buf[n] = 0;
+        r = ag_read_small_file(AT_FDCWD, fn, buf, sizeof buf);
+        if (r < 0)
+                return r;
         p = strstr(buf, "\nUid:");
         if (!p)
                 return -EIO;

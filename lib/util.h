@@ -57,6 +57,10 @@ int ag_safe_atoul(const char *s, unsigned long max, unsigned long *ret);
 /* Reads a whole small file relative to dirfd (no symlink following) into a
  * NUL-terminated buffer with a trailing newline stripped. */
 int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size);
+/* Reads fd to its end into a NUL-terminated heap buffer (*ret, its length in
+ * *ret_size), starting with room for hint bytes; -EFBIG when there is more
+ * than max. */
+int ag_read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size);
 
 /* Writes a short string to a file relative to dirfd in one write(2). */
 int ag_write_file(int dirfd, const char *name, const char *value);
