@@ -168,6 +168,21 @@ static void print_values(const AgPolicy *p, int version, FILE *out) {
                         v.weight, v.quota_us, v.period_us, v.idle ? 1 : 0);
 }
 
+/* One line of explain: the item, its value and the rule that set it ("default"
+ * when none), the item name in a column of width after indent. */
+static void print_source(FILE *out, const char *indent, int width, AgItem item, const char *value,
+                         const AgRule *rule) {
+        char text[AG_NAME_MAX + 128];
+
+        if (!rule) {
+                fprintf(out, "%s%-*s %-6s default\n", indent, width, ag_item_to_string(item), value);
+                return;
+        }
+        ag_rule_format(rule, text, sizeof text);
+        fprintf(out, "%s%-*s %-6s from %s:%u (rule text: %s)\n", indent, width, ag_item_to_string(item), value,
+                rule->file ? rule->file : "?", rule->line, text);
+}
+
 void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierarchy *h, FILE *out) {
         AgPolicy p;
 
@@ -185,7 +200,7 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
 
         for (AgItem item = 0; item < _AG_ITEM_MAX; item++) {
                 const AgRule *rule = p.source[item];
-                char value[AG_POOL_NAME_MAX + 16], text[AG_NAME_MAX + 128];
+                char value[AG_POOL_NAME_MAX + 16];
                 long v;
 
                 switch (item) {
@@ -199,12 +214,7 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                         snprintf(value, sizeof value, "%s", p.pool[0] ? p.pool : "none");
                 else
                         ag_item_value_format(item, v, value, sizeof value);
-                if (rule) {
-                        ag_rule_format(rule, text, sizeof text);
-                        fprintf(out, "%-9s %-6s from %s:%u (rule text: %s)\n", ag_item_to_string(item), value,
-                                rule->file ? rule->file : "?", rule->line, text);
-                } else
-                        fprintf(out, "%-9s %-6s default\n", ag_item_to_string(item), value);
+                print_source(out, "", 9, item, value, rule);
         }
         /* latency classes (issue 11) */
         char sched[96];
@@ -220,19 +230,14 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                 fprintf(out, "pool %s:\n", p.pool);
                 for (AgItem item = 0; item < _AG_ITEM_MAX; item++) {
                         const AgRule *rule = pool.source[item];
-                        char value[AG_POOL_NAME_MAX + 16], text[AG_NAME_MAX + 128];
+                        char value[AG_POOL_NAME_MAX + 16];
                         long v;
 
                         if (item != AG_ITEM_WEIGHT && item != AG_ITEM_MAX && item != AG_ITEM_IDLE)
                                 continue;
                         v = item == AG_ITEM_WEIGHT ? (long) pool.weight : item == AG_ITEM_MAX ? pool.max_pct : pool.idle;
                         ag_item_value_format(item, v, value, sizeof value);
-                        if (rule) {
-                                ag_rule_format(rule, text, sizeof text);
-                                fprintf(out, "  %-7s %-6s from %s:%u (rule text: %s)\n", ag_item_to_string(item), value,
-                                        rule->file ? rule->file : "?", rule->line, text);
-                        } else
-                                fprintf(out, "  %-7s %-6s default\n", ag_item_to_string(item), value);
+                        print_source(out, "  ", 7, item, value, rule);
                 }
         }
 
