@@ -168,6 +168,18 @@ check "status --json: user group below a pool is kind user" sh -c "echo '$kinds'
 check "status --json: session below a pool is kind session" sh -c "echo '$kinds' | grep -qw '$(basename "$SA"):session'"
 check "status --json: login below a pool is kind leaf" sh -c "echo '$kinds' | grep -qw 'login:leaf'"
 as_user "$UA" "$AG status" >"$T/status-a.txt" 2>&1
+# AUTOGROUP_SESSION below a pool: the helper finds root= without --root
+as_user "$UA" "echo \$\$ > $CPU$SA/login/cgroup.procs; export AUTOGROUP_SESSION='$SA'; setsid sh -c '
+        $HELPER enter --pid \$\$ >$U/ph.enter 2>&1; echo \$? >$U/ph.rc
+        grep :cpu: /proc/\$\$/cgroup | cut -d: -f3 >$U/ph.cg
+        $HELPER status >$U/ph.status 2>&1
+        echo \$\$ >$U/ph.pid; exec sleep 600' &"
+wait_for "$U/ph.pid" '^[0-9]+$'; PPH=$(cat "$U/ph.pid"); track_pid "$PPH"
+check_eq "hint below a pool: enter without --root gives the shell its leaf" "$SA/sid-$PPH" "$(cat "$U/ph.cg")"
+check_eq "  exit 0, silent" "0:" "$(cat "$U/ph.rc"):$(cat "$U/ph.enter")"
+check "  status without --root shows pool-alpha" grep -q 'pool-alpha' "$U/ph.status"
+kill -KILL "$PPH" 2>/dev/null   # gone before the session closes, as a closed tab would be
+for _ in $(seq 50); do [ -d "/proc/$PPH" ] || break; sleep 0.02; done
 check "status as the user: own pool shown" grep -q "pool-alpha" "$T/status-a.txt"
 check_not "status as the user: the other pool is not shown" grep -q "pool-beta" "$T/status-a.txt"
 "$HELPER" explain --conf "$T/c1.conf" "$UA" >"$T/explain.out" 2>&1; rc=$?
