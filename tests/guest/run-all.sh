@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs INSIDE the guest (tests/vm/test-guest.sh): each guest test script given
 # as an argument, one after another in the same boot, with their output as
-# it comes except each one's closing "N passed, N failed, N skipped" line,
+# it comes (line by line, so a guest that hangs still shows how far each
+# script got) except each one's closing "N passed, N failed, N skipped" line,
 # then one such line adding them all up. Exit status: 1 if any script failed
 # (or printed no counts), else 77 if every script was skipped, else 0.
 set -u
@@ -10,9 +11,13 @@ summary='^[0-9]+ passed, [0-9]+ failed'
 for t in "$@"; do
         echo "# guest test $(basename "$t")"
         out=$(mktemp /tmp/guest-run.XXXXXX)
-        bash "$t" >"$out" 2>&1
+        # to a file, not a pipe: a process the script leaves behind must not
+        # keep the loop waiting for the end of a pipe
+        bash "$t" >"$out" 2>&1 &
+        pid=$!
+        tail -n +1 -s 0.5 -f --pid="$pid" "$out" | grep --line-buffered -Ev "$summary"
+        wait "$pid"
         rc=$?
-        sed -E "/$summary/d" "$out"
         line=$(grep -E "$summary" "$out" | tail -n1)
         rm -f "$out"
         if [ -z "$line" ]; then

@@ -46,7 +46,14 @@ if have_syslog; then
         echo "# burner:               ${L#*: }"
         B=$(field cpu_usec "$L0"); CPUU=$(field cpu_usec "$L")
         check "baseline session's close line has a CPU time: $B" between 0 1000000000 "$B"
-        check "cpu_usec about 1 s more than the baseline (0.5 s .. 3 s): $((CPUU - B))" between 500000 3000000 "$((CPUU - B))"
+        # The system time of starting processes under emulation swings by
+        # seconds between two sessions on a loaded host (seen: baseline 1.9 s,
+        # burner 0.4 s), so the total is checked against what the burner
+        # alone used and what the session's wall time allows, and the 1 s
+        # against the baseline in user time only.
+        W=$(field wall_usec "$L")
+        check "cpu_usec at least the 1 s burned, at most wall time x $(nproc) CPUs: $CPUU" \
+                between 900000 "$((W * $(nproc)))" "$CPUU"
         check "user_usec about 1 s more than the baseline (0.5 s .. 3 s): $(($(field user_usec "$L") - $(field user_usec "$L0")))" \
                 between 500000 3000000 "$(($(field user_usec "$L") - $(field user_usec "$L0")))"
         check "wall_usec at least the burn: $(field wall_usec "$L")" between 900000 600000000 "$(field wall_usec "$L")"

@@ -210,6 +210,9 @@ vm_usage() {
 #   --keep                keep the run directory ($VMCACHE/runs/run.*)
 # Exit status: the command's; 124 = timeout, 125 = the guest never reported
 # a status (did not boot, or crashed).
+# A soft lockup in the guest (a CPU stuck in the kernel for 60 s) panics it,
+# and panic=-1 with -no-reboot ends qemu at once (status 125): a hung guest
+# ends in a minute rather than at the timeout.
 vm_run() {
     local timeout=$VM_TIMEOUT_DEFAULT mem=1024 cpus=2 keep=0 sh=() virtfs=() shares="" i=0
     local s d mode ro accel kernel t0 qrc
@@ -271,7 +274,7 @@ CONF
         -M pc -m "$mem" -smp "$cpus" -nodefaults -no-user-config -display none \
         -serial stdio -monitor none -no-reboot \
         -kernel "$kernel" -initrd "$VM_BOOT/initrd.img" \
-        -append "console=ttyS0 quiet loglevel=3 panic=-1 ${VM_KERNEL_ARGS:-}" \
+        -append "console=ttyS0 quiet loglevel=3 panic=-1 softlockup_panic=1 watchdog_thresh=30 ${VM_KERNEL_ARGS:-}" \
         "${virtfs[@]}" < /dev/null
     qrc=$?
     set -e

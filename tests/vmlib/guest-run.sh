@@ -12,6 +12,9 @@ vm_guest_run() {
     export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
     VM_OUT=$(cat /etc/vm-out)
     . "$VM_OUT/vm.conf"
+    # the console shows warnings too from now on (boot stays quiet): a soft
+    # lockup's backtrace reaches console.log
+    echo 5 > /proc/sys/kernel/printk 2>/dev/null
     echo "=== VM-READY uptime=$(cut -d' ' -f1 /proc/uptime)s kernel=$(uname -r) $*"
     cd "${VM_CWD:-/}" 2>/dev/null || cd /
     bash "$VM_OUT/cmd.sh" < /dev/null 2>&1 | tee "$VM_OUT/output.log"

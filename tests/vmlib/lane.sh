@@ -76,17 +76,76 @@ lane_share() {
 # TEST ARG... with abs_top_srcdir, abs_top_builddir and the VARs, run from the
 # results directory, its output and status kept there, so a guest that dies
 # midway still leaves what it printed.
+#
+# A guest that stops making progress is not waited for until TIMEOUT: the
+# guest kernel panics on a soft lockup (softlockup_panic, 60 s: see vm_run),
+# and a guest whose console and test output have not grown for
+# LANE_STALL seconds (default 300) is stopped. Under TCG such a hang is the
+# emulator's (CI once saw both vCPUs of a guest spin in the kernel for 600 s
+# in an unrelated bash and agdrv, first seconds of the first test): the guest
+# is then booted once more, and the report says so with the first boot's
+# console lines. A guest test that fails, or a second hang, is never retried.
 lane_run() {
     LANE_TIMEOUT=$1; local test=$2; shift 2
-    local vars=()
+    local vars=() attempt hang
     while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
     [ $# -gt 0 ] && shift
-    (cd "$R" && bash "$LANE_DIR/vm-run.sh" -t "$LANE_TIMEOUT" ${LANE_SHARES[@]+"${LANE_SHARES[@]}"} --rw "$R" -- \
+    LANE_RETRIED=""
+    for attempt in 1 2; do
+        rm -f "$R/rc" "$R/guest.log"
+        lane_boot "$test" ${vars[@]+"${vars[@]}"} -- "$@"
+        LANE_T2=$(lane_now_ms)
+        [ -f "$R/rc" ] && return 0
+        hang=$(lane_hang_reason)
+        [ -n "$hang" ] && [ "$attempt" = 1 ] || return 0
+        LANE_RETRIED="the first boot hung after $(lane_secs $((LANE_T2 - LANE_T1))) s ($hang)"
+        mv "$R/console.log" "$R/console.1.log"
+        [ -f "$R/guest.log" ] && mv "$R/guest.log" "$R/guest.1.log"
+    done
+}
+
+# One boot (lane_run's arguments): vm-run.sh in the background, watched for
+# progress every 5 s. LANE_VRC is its status (124 on TIMEOUT, 125 when the
+# guest stopped without a status).
+lane_boot() {
+    local test=$1; shift
+    local vars=() pid sid size last_size=-1 last_change now
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    # a session of its own, so that a stalled boot is stopped as a whole
+    (cd "$R" && exec setsid bash "$LANE_DIR/vm-run.sh" -t "$LANE_TIMEOUT" ${LANE_SHARES[@]+"${LANE_SHARES[@]}"} --rw "$R" -- \
         env abs_top_srcdir="$src" abs_top_builddir="$build" ${vars[@]+"${vars[@]}"} \
         bash -c 't=$1 r=$2; shift 2; bash "$t" "$@" >"$r/guest.log" 2>&1; echo $? >"$r/rc"' _ "$test" "$R" "$@") \
-        >"$R/console.log" 2>&1
+        >"$R/console.log" 2>&1 &
+    pid=$!
+    LANE_STALLED=0
+    last_change=$(lane_now_ms)
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 5
+        size=$(cat "$R/console.log" "$R/guest.log" 2>/dev/null | wc -c)
+        now=$(lane_now_ms)
+        if [ "$size" != "$last_size" ]; then
+            last_size=$size last_change=$now
+        elif [ $((now - last_change)) -ge $((${LANE_STALL:-300} * 1000)) ]; then
+            LANE_STALLED=1
+            sid=$(ps -o sid= -p "$pid" | tr -d ' ')
+            [ -n "$sid" ] && [ "$sid" != "$(ps -o sid= -p $$ | tr -d ' ')" ] && pkill -TERM -s "$sid"
+            break
+        fi
+    done
+    wait "$pid"
     LANE_VRC=$?
-    LANE_T2=$(lane_now_ms)
+}
+
+# Why the last boot looks hung rather than failed (empty: it did not): the
+# guest kernel's own report on the console, or no progress for LANE_STALL s.
+lane_hang_reason() {
+    local line
+    line=$(grep -m1 -aoE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[[^]]*\]|rcu: INFO: rcu_[a-z]+ (self-detected stall|detected stalls)[^\r]*|Kernel panic - not syncing: [^\r]*' \
+                "$R/console.log" 2>/dev/null)
+    if [ -n "$line" ]; then echo "guest kernel: $line"
+    elif [ "${LANE_STALLED:-0}" = 1 ]; then echo "no output for ${LANE_STALL:-300} s"
+    fi
 }
 
 lane_report() {
@@ -97,12 +156,16 @@ lane_report() {
         lane_skip "the guest did not boot (vm-run.sh status $LANE_VRC)"
     fi
     echo "# ${ready#=== }"
+    if [ -n "${LANE_RETRIED:-}" ]; then
+        echo "# guest: $LANE_RETRIED; booted once more. The first boot's console:"
+        grep -av '^\(ok\|not ok\|#\)' "$R/console.1.log" | tail -n 40 | sed 's/^/# console 1: /'
+    fi
     # everything the guest test printed except a closing summary line
     [ -f "$R/guest.log" ] && sed -E "\$ { /$summary/d }" "$R/guest.log"
     echo "# guest: boot + test $(lane_secs $((LANE_T2 - LANE_T1))) s, lane total $(lane_secs $((LANE_T2 - LANE_T0))) s"
     if [ ! -f "$R/rc" ]; then
         sed 's/^/# console: /' "$R/console.log" | grep -v '^# console: \(ok\|not ok\|#\)' | tail -n 20
-        why="the guest test did not finish (vm-run.sh status $LANE_VRC$([ "$LANE_VRC" = 124 ] && echo ": timeout after ${LANE_TIMEOUT} s"))"
+        why="the guest test did not finish (vm-run.sh status $LANE_VRC$([ "$LANE_VRC" = 124 ] && echo ": timeout after ${LANE_TIMEOUT} s")$(h=$(lane_hang_reason); [ -n "$h" ] && echo ", hung: $h"))"
         echo "not ok - $LANE_NAME: $why"
         p=$(grep -c '^ok - ' "$R/guest.log" 2>/dev/null); f=$(grep -c '^not ok - ' "$R/guest.log" 2>/dev/null)
         echo "${p:-0} passed, $((${f:-0} + 1)) failed, 0 skipped"
