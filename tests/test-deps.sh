@@ -1,9 +1,9 @@
 #!/bin/bash
 # The quick start and CI install the same packages, from one list
 # (tools/deps.txt), and that list holds what the build and the lanes need:
-# the Debian package's Build-Depends and the host packages of the systemd
-# guest lane. Needs neither root nor network: it asks each script for its
-# list (--print-deps) and reads files.
+# the Debian package's Build-Depends and the host packages the guest lanes
+# install (their vm_ensure_pkgs calls). Needs neither root nor network: it
+# asks each script for its list (--print-deps) and reads files.
 set -u
 top=${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
@@ -30,14 +30,24 @@ missing=$(comm -23 <(echo "$bd") <(echo "$LIST") | tr '\n' ' ')
 if [ -n "$bd" ] && [ -z "$missing" ]; then ok "every Build-Depends of debian/control is listed"
 else not_ok "Build-Depends missing from tools/deps.txt: ${missing:-(none parsed)}"; fi
 
-# what the systemd guest lane would otherwise install by itself
-sd=$(grep -rhoE 'for p in [a-z0-9 .+-]+; do' tests/systemd/*.sh 2>/dev/null | sed 's/^for p in //; s/; do$//' | norm)
+# what the guest lanes would otherwise install by themselves: the arguments of
+# every vm_ensure_pkgs call (tests/vmlib/common.sh defines it; the lanes'
+# vm-build.sh scripts call it) and any "for p in ...; do" list of an older
+# script. A lane script without such a list is an error here, not a skip: the
+# check would then prove nothing.
+calls=$(grep -hE '^[[:space:]]*vm_ensure_pkgs[[:space:]]' tests/systemd/*.sh tests/vm/*.sh tests/vmlib/*.sh 2>/dev/null |
+        sed -E 's/^[[:space:]]*vm_ensure_pkgs[[:space:]]+//; s/[;&|#].*$//')
+loops=$(grep -hoE 'for p in [a-z0-9 .+-]+; do' tests/systemd/*.sh tests/vm/*.sh 2>/dev/null | sed 's/^for p in //; s/; do$//')
+sd=$(printf '%s\n%s\n' "$calls" "$loops" | norm)
+bad=$(echo "$sd" | grep -vE '^[a-z0-9][a-z0-9.+-]+$' | tr '\n' ' ')
 if [ -z "$sd" ]; then
-        echo "ok - # SKIP no package list found in tests/systemd"
+        not_ok "no vm_ensure_pkgs call (nor 'for p in' list) found in tests/systemd, tests/vm, tests/vmlib"
+elif [ -n "$bad" ]; then
+        not_ok "vm_ensure_pkgs arguments that are not package names (a variable?): $bad"
 else
         missing=$(comm -23 <(echo "$sd") <(echo "$LIST") | tr '\n' ' ')
-        if [ -z "$missing" ]; then ok "the systemd guest lane's host packages are listed"
-        else not_ok "systemd guest lane packages missing from tools/deps.txt: $missing"; fi
+        if [ -z "$missing" ]; then ok "the guest lanes' host packages ($(echo "$sd" | tr '\n' ' ')) are listed"
+        else not_ok "guest lane packages missing from tools/deps.txt: $missing"; fi
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
