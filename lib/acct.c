@@ -427,36 +427,73 @@ int ag_acct_mirror_close(const AgAcct *a, pid_t pid) {
         return result;
 }
 
-int ag_acct_sweep_user(const AgHierarchy *h, const char *root, uid_t uid) {
+int ag_acct_root_open(const AgHierarchy *h, const char *root, int *ret_fd) {
         _cleanup_free_ char *mount = NULL;
-        _cleanup_close_ int mfd = -1, rfd = -1, ufd = -1;
+        _cleanup_close_ int mfd = -1;
         AgAcctSource source;
-        char ugroup[64];
-        int r, count;
+        int r;
 
         r = ag_acct_find(h, &source, &mount);
         if (r < 0)
                 return r;
         if (source != AG_ACCT_MIRROR)
-                return 0;
-        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
-        if (r < 0)
-                return r;
+                return -ENOENT;
         mfd = open(mount, DIR_FLAGS);
         if (mfd < 0)
                 return negative_errno();
-        r = ag_cg_open(mfd, root, &rfd);
-        if (r >= 0)
-                r = ag_cg_open(rfd, ugroup, &ufd);
+        return ag_cg_open(mfd, root, ret_fd);
+}
+
+int ag_acct_sweep_place(int acct_rfd, const char *place_dir, uid_t uid) {
+        _cleanup_close_ int pfd = -1, ufd = -1;
+        char ugroup[64];
+        int r, count, parent = acct_rfd;
+
+        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
+        if (r < 0)
+                return r;
+        if (place_dir) {
+                r = ag_cg_open(acct_rfd, place_dir, &pfd);
+                if (r < 0)
+                        return r == -ENOENT ? 0 : r;
+                parent = pfd;
+        }
+        /* A user group without mirrors goes with one rmdir. */
+        if (unlinkat(parent, ugroup, AT_REMOVEDIR) == 0)
+                count = 1;
+        else if (errno == ENOENT)
+                return 0;
+        else {
+                r = ag_cg_open(parent, ugroup, &ufd);
+                if (r < 0)
+                        return r == -ENOENT ? 0 : r;
+                /* Mirrors stop at the session level: the children are root's
+                 * session mirrors without children of their own. */
+                count = remove_empty_children(ufd, NULL);
+                if (count < 0)
+                        return count;
+                ufd = safe_close(ufd);
+                if (unlinkat(parent, ugroup, AT_REMOVEDIR) == 0)
+                        count++;
+        }
+        /* The place's own directory once that left it empty (a pool other
+         * users' mirrors live in stays: the kernel refuses the rmdir). */
+        if (place_dir && count > 0) {
+                pfd = safe_close(pfd);
+                if (unlinkat(acct_rfd, place_dir, AT_REMOVEDIR) == 0)
+                        count++;
+        }
+        return count;
+}
+
+int ag_acct_sweep_user(const AgHierarchy *h, const char *root, uid_t uid) {
+        _cleanup_close_ int rfd = -1;
+        int r;
+
+        r = ag_acct_root_open(h, root, &rfd);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
-        count = remove_empty_children(ufd, NULL);
-        if (count < 0)
-                return count;
-        ufd = safe_close(ufd);
-        if (unlinkat(rfd, ugroup, AT_REMOVEDIR) == 0)
-                count++;
-        return count;
+        return ag_acct_sweep_place(rfd, NULL, uid);
 }
 
 int ag_acct_gc(const AgHierarchy *h, const char *root) {

@@ -79,6 +79,20 @@ int ag_acct_mirror_close(const AgAcct *a, pid_t pid);
  * user's mirror group once empty. Bounded by that user's own groups. */
 int ag_acct_sweep_user(const AgHierarchy *h, const char *root, uid_t uid);
 
+/* Opens <cpuacct>/<root>, the top of the mirrors of h's groups (no symlink
+ * followed). -ENOENT when there is none: no separate cpuacct hierarchy, or
+ * no mirror made yet. */
+int ag_acct_root_open(const AgHierarchy *h, const char *root, int *ret_fd);
+
+/* Removes uid's emptied mirrors in one place below acct_rfd (from
+ * ag_acct_root_open): place_dir NULL for "<root>/user-<uid>", else the
+ * directory name of a pool ("pool-<name>", a single component). Then the
+ * user's mirror group once empty and, when this removed something, the pool's
+ * mirror directory once empty. Bounded by that user's own groups
+ * (AG_SESSION_MAX_DIRS); never reads the place itself. Returns the number of
+ * groups removed or -errno. */
+int ag_acct_sweep_place(int acct_rfd, const char *place_dir, uid_t uid);
+
 /* gc: every empty mirror group below <root> (bounded like ag_gc). Returns
  * the number removed (not reported one by one: a mirror goes with the group
  * it mirrors) or -errno. */

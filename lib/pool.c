@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "acct.h"
 #include "pool.h"
 #include "util.h"
 
@@ -172,8 +173,30 @@ static bool seen_before(const AgConfig *config, size_t i, const char *pool) {
         return false;
 }
 
-int ag_pool_sweep_other_places(int rfd, const char *root, uid_t uid, const char *current, const AgConfig *config,
-                               ag_removed_fn removed, void *userdata) {
+/* The cpuacct mirrors of the places swept (lib/acct.c): <cpuacct>/<root> is
+ * opened at the first place, and only once. */
+typedef struct MirrorSweep {
+        const AgHierarchy *h;
+        const char *root;
+        int fd;                 /* <cpuacct>/<root>, -1 until opened */
+        bool tried;
+} MirrorSweep;
+
+static void mirror_sweep_place(MirrorSweep *m, const char *place_dir, uid_t uid) {
+        if (!m->h)
+                return;
+        if (!m->tried) {
+                m->tried = true;
+                if (ag_acct_root_open(m->h, m->root, &m->fd) < 0)
+                        m->fd = -1;
+        }
+        if (m->fd >= 0)
+                (void) ag_acct_sweep_place(m->fd, place_dir, uid);
+}
+
+int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, uid_t uid, const char *current,
+                               const AgConfig *config, ag_removed_fn removed, void *userdata) {
+        MirrorSweep m = { .h = h, .root = root, .fd = -1 };
         bool in_pool = current && *current;
         int total = 0, r;
 
@@ -182,18 +205,25 @@ int ag_pool_sweep_other_places(int rfd, const char *root, uid_t uid, const char 
                 r = ag_user_sweep(rfd, root, uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
                 if (r > 0)
                         total += r;
+                mirror_sweep_place(&m, NULL, uid);
         }
         for (size_t i = 0; config && i < config->n_rules; i++) {
                 const AgRule *rule = &config->rules[i];
                 const char *pool = rule->kind == AG_DOMAIN_POOL ? rule->name
                                    : rule->item == AG_ITEM_POOL ? rule->str : NULL;
+                char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
 
                 if (!pool || (in_pool && strcmp(pool, current) == 0) || seen_before(config, i, pool))
                         continue;
                 r = ag_pool_sweep_place(rfd, root, pool, uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
                 if (r > 0)
                         total += r;
+                /* Its mirrors too, whatever the cpu side found: v1 hierarchies
+                 * are independent, so a mirror may outlive its session. */
+                if (ag_pool_group_name(pool, name, sizeof name) >= 0)
+                        mirror_sweep_place(&m, name, uid);
         }
+        m.fd = safe_close(m.fd);
         return total;
 }
 

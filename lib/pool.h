@@ -53,9 +53,11 @@ int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, 
  * config names (each pool of a pool item or pool:NAME line, and <root> itself)
  * except the place `current` (the user's pool, NULL or "" for none), so that a
  * user whose pool changed leaves nothing behind once their old sessions are
- * empty. Costs one openat per known pool; never reads <root>. */
-int ag_pool_sweep_other_places(int rfd, const char *root, uid_t uid, const char *current, const AgConfig *config,
-                               ag_removed_fn removed, void *userdata);
+ * empty. With h (may be NULL) on cgroup v1 with cpuacct mounted on its own,
+ * the same places' cpuacct mirrors too (ag_acct_sweep_place). Costs one
+ * openat per known pool in each hierarchy; never reads <root>. */
+int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, uid_t uid, const char *current,
+                               const AgConfig *config, ag_removed_fn removed, void *userdata);
 
 /* gc: every user group in <root>/<dirname> (a pool directory), with the gc
  * budget, then the pool directory once empty. */

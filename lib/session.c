@@ -269,7 +269,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                         (void) fchmod(ufd, 0755);
                 /* pools (issue 11): the user's groups in the places they left */
                 if (i == 0)
-                        (void) ag_pool_sweep_other_places(rfd, root, p->uid, p->pool, p->config, NULL, NULL);
+                        (void) ag_pool_sweep_other_places(h, rfd, root, p->uid, p->pool, p->config, NULL, NULL);
                 r = apply_user_policy(h, ufd, created, p->policy);
                 if (r < 0) {
                         what = "set the user group's cpu policy";

@@ -242,6 +242,13 @@ wait_for "$U/linger.pid" '^[0-9]+$'; LP=$(cat "$U/linger.pid"); track_pid "$LP"
 SL=$(val AUTOGROUP_SESSION a2)
 touch "$T/a1.go" "$T/a2.go"; wait "$PID_a1" "$PID_a2" 2>/dev/null
 check "the lingering session stays in pool alpha" test -d "$CPU$SL/login"
+# cpuacct on its own (this host): the session's mirror lingers with it (lib/acct.c)
+ACCT=/sys/fs/cgroup/cpuacct
+HAVE_MIRROR=0
+if [ -f "$ACCT/cpuacct.usage" ] && [ ! -e "$ACCT/cpu.shares" ] && [ ! -e "$CPU/cpuacct.usage" ]; then HAVE_MIRROR=1; fi
+if [ "$HAVE_MIRROR" = 1 ]; then
+        check "its cpuacct mirror lingers too, holding the process" grep -qx "$LP" "$ACCT$SL/cgroup.procs"
+fi
 drv agp2 "$UA" open env cgroup run-user "cat $PB/cpu.shares > $U/beta.shares" close >"$T/move.out" 2>&1
 check "the next login in the new pool opened" grep -q '^open=PAM_SUCCESS' "$T/move.out"
 check "it went to pool beta" grep -q "^cgroup=/$ROOT/pool-beta/user-$IA/.*/login\$" "$T/move.out"
@@ -253,6 +260,14 @@ drv agp2 "$UA" open cgroup close >"$T/move2.out" 2>&1
 check "the next login swept the emptied session in the old pool" test ! -e "$CPU$SL"
 check "and the old pool (empty now)" test ! -e "$PA"
 check "nothing of a is left in any pool" test -z "$(find "$CG" -name "user-$IA")"
+if [ "$HAVE_MIRROR" = 1 ]; then
+        # checked here: the cleanup at exit removes every mirror of the test root
+        check "the next login swept the old session's cpuacct mirror" test ! -e "$ACCT$SL"
+        check "and the old pool's mirror" test ! -e "$ACCT/$ROOT/pool-alpha"
+        check "nothing of a is left in the cpuacct hierarchy" test -z "$(find "$ACCT/$ROOT" -name "user-$IA")"
+else
+        skip "cpuacct not mounted on its own: no mirror to sweep"
+fi
 drv agp2 "$UA" open cgroup wait-file "$T/m3.go" close >"$T/move3.out" 2>&1 & M3=$!; track_pid "$M3"
 wait_for "$T/move3.out" '^cgroup='
 drv agp3 "$UA" open cgroup close >"$T/move4.out" 2>&1
