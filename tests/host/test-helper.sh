@@ -419,6 +419,37 @@ check_eq "hint of the user group (sessions no) while in a session: the leaf of t
 out=$(AUTOGROUP_SESSION="$SH" "$HELPER" status 2>&1)
 check_not "root with user A's AUTOGROUP_SESSION: another uid's hint is not used" grep -q "$(basename "$SH")" <<<"$out"
 check "--root still wins over the hint" sh -c "AUTOGROUP_SESSION='$SH' '$HELPER' --root agout-$$ status | grep -q 'agout-$$'"
+# run and set read the hint too: from h1's login/, as user A, no --root
+# in_h1 HINT CMD: as user A, moved into h1's login/, AUTOGROUP_SESSION=HINT
+in_h1() { as_user "$UA" "echo \$\$ > $CPU$SH/login/cgroup.procs; export AUTOGROUP_SESSION='$1'; $2"; }
+RUNCMD="sh -c 'echo \$PPID > $U/hr.ppid; c=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3); echo \$c > $U/hr.cg; cat $CPU\$c/cpu.shares'"
+out=$(in_h1 "$SH" "$HELPER run --weight 300 -- $RUNCMD" 2>&1); rc=$?
+HRP=$(cat "$U/hr.ppid" 2>/dev/null)
+check_eq "run without --root: CMD in a leaf run-<pid> of the session of root=$ROOT" "$SH/run-$HRP" "$(cat "$U/hr.cg" 2>/dev/null)"
+check_eq "  exit 0, the leaf's weight 300 (cpu.shares 3072)" "0:3072" "$rc:$out"
+check "  the leaf is gone once CMD ended" test ! -e "$CPU$SH/run-$HRP"
+out=$(in_h1 "$SH" "$HELPER set --weight 50 sid-$PG" 2>&1); rc=$?
+check_eq "set without --root on a leaf name: exit 0, cpu.shares 512" "0::512" "$rc:$out:$(cat "$CPU$SH/sid-$PG/cpu.shares")"
+out=$(in_h1 "$SH" "$HELPER set --weight 200 $PG" 2>&1); rc=$?
+check_eq "set without --root on a PID: exit 0, its leaf's cpu.shares 2048" "0::2048" "$rc:$out:$(cat "$CPU$SH/sid-$PG/cpu.shares")"
+rm -f "$U"/hr.*
+out=$(in_h1 "" "$HELPER run -- $RUNCMD" 2>&1); rc=$?
+check_eq "run without --root and without the hint: the default root, refused" "1:yes" \
+        "$rc:$(grep -q 'not inside one of your pam_autogroup sessions' <<<"$out" && echo yes)"
+check_not "  CMD did not run" test -e "$U/hr.cg"
+# a forged hint: user B's session, which the caller is not in
+for forged in "$SB" "/agfake-$$/user-$IA/$(basename "$SH")"; do
+        out=$(in_h1 "$forged" "$HELPER run --weight 10000 -- $RUNCMD" 2>&1); rc=$?
+        check_eq "run with a forged hint '$forged': refused" "1:yes" \
+                "$rc:$(grep -q 'not inside one of your pam_autogroup sessions' <<<"$out" && echo yes)"
+        check_not "  CMD did not run" test -e "$U/hr.cg"
+        out=$(in_h1 "$forged" "$HELPER set --weight 10000 $PG" 2>&1); rc=$?
+        check_eq "set with a forged hint '$forged': refused, the leaf keeps cpu.shares 2048" "1:2048" \
+                "$rc:$(cat "$CPU$SH/sid-$PG/cpu.shares")"
+        out=$(in_h1 "$forged" "$HELPER set --weight 10000 login" 2>&1); rc=$?
+        check_eq "  set on B's login/ by name: refused, unchanged" "1:1024" "$rc:$(cat "$CPU$SB/login/cpu.shares")"
+done
+check_eq "  no run-* leaf anywhere below root=$ROOT" "" "$(find "$CG" -name 'run-*' 2>/dev/null)"
 for f in good nohint other fake user; do kill "$(cat "$U/$f.pid")" 2>/dev/null; done
 kill "$PIH" 2>/dev/null
 touch "$T/h1.go"; wait "$PID_h1" 2>/dev/null
