@@ -38,7 +38,16 @@ CONF
 conf "$T/c1.conf" alpha
 conf "$T/c2.conf" beta
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-for i in 1 2; do
+# section 6: equal user weights, the one-user pool the heavier one, so that
+# pools and flat per-user groups give clearly different shares
+cat >"$T/c3.conf" <<CONF
+@${TAG}g        pool     alpha
+$UC             pool     beta
+pool:alpha      weight   100
+pool:beta       weight   300
+CONF
+chmod 644 "$T/c3.conf"
+for i in 1 2 3; do
         printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' \
                 "$AG_MODULE" "$ROOT" "$T/c$i.conf" >"$T/agp$i"
 done
@@ -138,13 +147,15 @@ drv agp2 "$UA" open cgroup close >"$T/move2.out" 2>&1
 check "the next login swept the emptied session and the old pool" test ! -e "$PA"
 check_eq "nothing left below <root>" "" "$(ls "$CG" | grep -E '^(pool|user)-')"
 
-section "6. CPU share: pool alpha (a: 4 spinners, b: 4) against pool beta (c: 1), weights 300:100"
-# Pinned to CPU 0 (see test-v2.sh). Ideal for c: 100/(300+100) = 25% of CPU 0;
-# flat per-user groups would give 33%, no grouping 11%.
+section "6. CPU share: pool alpha (a: 4 spinners, b: 4) against pool beta (c: 1), weights 100:300"
+# Pinned to CPU 0 (see test-v2.sh); every user weight 100. Ideal for pool
+# beta (user c): 300/(100+300) = 75% of CPU 0. Flat per-user groups (no pool
+# level) would give c 1/3 = 33%, per-session groups 33% too, no grouping
+# 1/9 = 11%: the band below holds the pooled share and none of the others.
 SPIN="taskset -c 0 sh -c 'while :; do :; done'"
 usage() { local k v; while read -r k v; do [ "$k" = usage_usec ] && { echo "$v"; return; }; done <"$1/cpu.stat"; echo 0; }
 spin() { # spin NAME USER COUNT
-        drv agp1 "$2" open env cgroup \
+        drv agp3 "$2" open env cgroup \
                 spawn-user "for i in \$(seq $3); do $SPIN & echo \$! >> $U/$1.pids; done; wait" \
                 wait-file "$T/$1.go" close >"$T/$1.out" 2>&1 &
         track_pid $!
@@ -163,8 +174,11 @@ a1=$(usage "$PA"); c1=$(usage "$PB")
 pkill -KILL -u "$UA"; pkill -KILL -u "$UB"; pkill -KILL -u "$UC"
 da=$((a1 - a0)); dc=$((c1 - c0))
 SHARE=$(awk -v a="$da" -v c="$dc" 'BEGIN { if (a + c > 0) printf "%d", 100 * c / (a + c); else print -1 }')
-echo "# pool alpha used $((da / 1000)) ms, pool beta $((dc / 1000)) ms in ${SPIN_S} s: beta's share of CPU 0 $SHARE% (ideal 25%; flat per-user 33%)"
-check "pool beta's share is within 10-40% (got $SHARE%)" test "$SHARE" -ge 10 -a "$SHARE" -le 40
+echo "# pool alpha used $((da / 1000)) ms, pool beta $((dc / 1000)) ms in ${SPIN_S} s: beta's share of CPU 0 $SHARE% (pooled ideal 75%; flat per-user 33%, no grouping 11%)"
+check_eq "the spinners' groups have the section's weights (alpha 100, beta 300, users 100)" "100 300 100 100 100" \
+        "$(cat "$PA/cpu.weight" "$PB/cpu.weight" "$PA/user-$IA/cpu.weight" "$PA/user-$IB/cpu.weight" "$PB/user-$IC/cpu.weight" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+check "pool beta's share is within 55-90%, around the pooled 75% and far from the flat 33% (got $SHARE%)" \
+        test "$SHARE" -ge 55 -a "$SHARE" -le 90
 touch "$T/sa.go" "$T/sb.go" "$T/sc.go"; wait "$PID_sa" "$PID_sb" "$PID_sc" 2>/dev/null
 check_eq "every group removed after the spinners' sessions closed" "" "$(ls "$CG" | grep -E '^(pool|user)-')"
 finish
