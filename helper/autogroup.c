@@ -25,6 +25,7 @@
 #include <langinfo.h>
 #include <locale.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,22 @@ static bool mode_env_is_systemd(void) {
         return m && strcmp(m, "systemd") == 0;
 }
 
+/* SIGALRM at AG_ENTER_SYSTEMD_DEADLINE_S: the helper ends, exit 0, the
+ * shell stays where it is. Only async-signal-safe calls. */
+static void enter_deadline_silent(int sig) {
+        (void) sig;
+        _exit(0);
+}
+
+static void enter_deadline_verbose(int sig) {
+        static const char msg[] = "autogroup enter: no answer from the user manager within the deadline, "
+                                  "left where it is\n";
+
+        (void) sig;
+        (void) !write(STDOUT_FILENO, msg, sizeof msg - 1);
+        _exit(0);
+}
+
 static int verb_enter(const Args *a) {
         AgHierarchy *h = NULL;
         AgEnterResult result;
@@ -162,11 +179,17 @@ static int verb_enter(const Args *a) {
         r = ag_enter(h, session_root(a, h, root, sizeof root), pid, getuid(), &result, &leaf, &what);
         if (r >= 0 && result == AG_ENTER_NOT_MANAGED && mode_env_is_systemd()) {
                 /* a login of pam_autogroup's systemd mode: a scope of the user's manager */
+                struct sigaction sa = { .sa_handler = verbose ? enter_deadline_verbose : enter_deadline_silent };
                 char why[256] = "";
 
                 free(leaf);
                 leaf = NULL;
+                /* a backstop behind lib/systemd.c's deadline of each D-Bus attempt */
+                sigemptyset(&sa.sa_mask);
+                (void) sigaction(SIGALRM, &sa, NULL);
+                alarm(AG_ENTER_SYSTEMD_DEADLINE_S);
                 r = ag_enter_systemd(h, pid, getuid(), &result, &leaf, &what, why, sizeof why);
+                alarm(0);
                 if (r >= 0 && result == AG_ENTER_SCOPE_FAILED && verbose)
                         printf("%jd: %s: %s\n", (intmax_t) pid, ag_enter_result_to_string(result), why);
         }

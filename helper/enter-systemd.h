@@ -20,6 +20,13 @@
  * its real cgroup. */
 #define AG_MODE_ENV "AUTOGROUP_MODE"
 
+/* The backstop of "autogroup enter" on this path: at most two D-Bus attempts
+ * of AG_TERMINAL_SCOPE_TIMEOUT_USEC each (lib/systemd.c bounds each one,
+ * connect and authentication included) and half a second for the process to
+ * arrive; should anything else block, an alarm ends the helper after this
+ * many seconds, silently, with exit status 0 (the shell start goes on). */
+#define AG_ENTER_SYSTEMD_DEADLINE_S 5
+
 /* Moves pid into its terminal scope when it leads its session, belongs to uid
  * (real, effective, saved and filesystem uid) and sits in one of uid's logind
  * session scopes; h must be the cgroup v2 hierarchy with cpu. The login's own

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #ifdef AG_HAVE_SDBUS
 #include <systemd/sd-bus.h>
@@ -150,6 +151,11 @@ typedef struct SdBusApi {
         int (*set_address)(sd_bus *bus, const char *address);
         int (*start)(sd_bus *bus);
         sd_bus *(*flush_close_unref)(sd_bus *bus);
+        void (*close)(sd_bus *bus);
+        sd_bus *(*unref)(sd_bus *bus);
+        int (*is_ready)(sd_bus *bus);
+        int (*process)(sd_bus *bus, sd_bus_message **r);
+        int (*wait)(sd_bus *bus, uint64_t timeout_usec);
         int (*message_new_method_call)(sd_bus *bus, sd_bus_message **m, const char *destination,
                                        const char *path, const char *interface, const char *member);
         int (*message_append)(sd_bus_message *m, const char *types, ...);
@@ -184,6 +190,11 @@ static int sdbus_load(SdBusApi *ret, char *errbuf, size_t errsize) {
         LOAD(&api, set_address, "sd_bus_set_address");
         LOAD(&api, start, "sd_bus_start");
         LOAD(&api, flush_close_unref, "sd_bus_flush_close_unref");
+        LOAD(&api, close, "sd_bus_close");
+        LOAD(&api, unref, "sd_bus_unref");
+        LOAD(&api, is_ready, "sd_bus_is_ready");
+        LOAD(&api, process, "sd_bus_process");
+        LOAD(&api, wait, "sd_bus_wait");
         LOAD(&api, message_new_method_call, "sd_bus_message_new_method_call");
         LOAD(&api, message_append, "sd_bus_message_append");
         LOAD(&api, message_open_container, "sd_bus_message_open_container");
@@ -266,8 +277,55 @@ int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, si
         dlclose(api.dl);
         return r;
 }
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_MONOTONIC, &ts) < 0)
+                return UINT64_MAX;      /* cannot tell: count the deadline as passed */
+        return (uint64_t) ts.tv_sec * UINT64_C(1000000) + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* Closes and frees bus without flushing: sd_bus_flush() first waits for the
+ * connection to be up, as long as libsystemd's authentication timeout (90 s)
+ * when the peer never answers. Nothing of ours is left to send when this is
+ * called (the call was answered, or is abandoned). */
+static void bus_drop(const SdBusApi *api, sd_bus *bus) {
+        if (!bus)
+                return;
+        api->close(bus);
+        api->unref(bus);
+}
+
+/* Drives bus until it takes calls (connected, authenticated and, on a bus
+ * daemon, Hello answered), no later than deadline (CLOCK_MONOTONIC, usec).
+ * sd_bus_call() would wait for all that without regard to its own timeout,
+ * up to libsystemd's authentication timeout (90 s). -ETIMEDOUT at the
+ * deadline. */
+static int bus_wait_ready(const SdBusApi *api, sd_bus *bus, uint64_t deadline) {
+        for (;;) {
+                uint64_t now;
+                int r;
+
+                r = api->is_ready(bus);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                r = api->process(bus, NULL);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+                now = now_usec();
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                r = api->wait(bus, deadline - now);
+                if (r < 0)
+                        return r;
+        }
+}
+
 /* The user manager's private socket: a direct D-Bus connection to systemd
- * --user, no bus daemon (systemctl --user uses it the same way). */
+ * --user, no bus daemon (systemctl --user uses it the same way). sd_bus_start()
+ * only begins the (non-blocking) connect. */
 static int open_user_private(const SdBusApi *api, const char *runtime_dir, sd_bus **ret) {
         _cleanup_free_ char *address = NULL;
         sd_bus *bus = NULL;
@@ -286,23 +344,32 @@ static int open_user_private(const SdBusApi *api, const char *runtime_dir, sd_bu
         if (r >= 0)
                 r = api->start(bus);
         if (r < 0) {
-                api->flush_close_unref(bus);
+                bus_drop(api, bus);
                 return r;
         }
         *ret = bus;
         return 0;
 }
 
-/* One StartTransientUnit call on bus. *ret_answered: the manager answered
- * (an error reply included), so another connection would not help. */
+/* One StartTransientUnit call on bus, the connection's set-up included, all
+ * of it before deadline. *ret_answered: the manager answered (an error reply
+ * included) or the attempt ran out of time, so another connection is not
+ * tried. */
 static int start_scope_on(const SdBusApi *api, sd_bus *bus, const char *scope, const char *slice,
-                          const char *description, pid_t pid, uint64_t cpu_weight, uint64_t timeout_usec,
+                          const char *description, pid_t pid, uint64_t cpu_weight, uint64_t deadline,
                           bool *ret_answered, char *errbuf, size_t errsize) {
         sd_bus_message *m = NULL, *reply = NULL;
         sd_bus_error error = SD_BUS_ERROR_NULL;
+        uint64_t now;
         int r;
 
         *ret_answered = false;
+        r = bus_wait_ready(api, bus, deadline);
+        if (r < 0) {
+                *ret_answered = r == -ETIMEDOUT;
+                set_error(api, errbuf, errsize, NULL, r);
+                return r;
+        }
         r = api->message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                          "org.freedesktop.systemd1.Manager", "StartTransientUnit");
         if (r >= 0)
@@ -327,7 +394,9 @@ static int start_scope_on(const SdBusApi *api, sd_bus *bus, const char *scope, c
                 *ret_answered = true;   /* our own message: no other bus would do better */
                 set_error(api, errbuf, errsize, NULL, r);
         } else {
-                r = api->call(bus, m, timeout_usec, &error, &reply);
+                /* what is left of the attempt's time; 0 would mean libsystemd's default */
+                now = now_usec();
+                r = api->call(bus, m, now < deadline ? deadline - now : 1, &error, &reply);
                 if (r < 0) {
                         *ret_answered = api->error_is_set(&error) || r == -ETIMEDOUT;
                         set_error(api, errbuf, errsize, &error, r);
@@ -349,25 +418,28 @@ int ag_systemd_start_user_scope(const char *runtime_dir, const char *scope, cons
         sd_bus *bus = NULL;
         int r;
 
-        if (!scope || !slice || !description || pid <= 0)
+        if (!scope || !slice || !description || pid <= 0 || timeout_usec == 0)
                 return -EINVAL;
         r = sdbus_load(&api, errbuf, errsize);
         if (r < 0)
                 return r;
+        /* each attempt: connect, authenticate, (Hello,) call and answer within timeout_usec */
         r = open_user_private(&api, runtime_dir, &bus);
         if (r >= 0) {
-                r = start_scope_on(&api, bus, scope, slice, description, pid, cpu_weight, timeout_usec,
-                                   &answered, errbuf, errsize);
-                api.flush_close_unref(bus);
+                r = start_scope_on(&api, bus, scope, slice, description, pid, cpu_weight,
+                                   now_usec() + timeout_usec, &answered, errbuf, errsize);
+                bus_drop(&api, bus);
                 bus = NULL;
         }
         if (r < 0 && !answered) {
                 /* no private socket (or it refused us): the user bus */
+                uint64_t deadline = now_usec() + timeout_usec;
+
                 r = api.open_user(&bus);
                 if (r >= 0) {
-                        r = start_scope_on(&api, bus, scope, slice, description, pid, cpu_weight,
-                                           timeout_usec, &answered, errbuf, errsize);
-                        api.flush_close_unref(bus);
+                        r = start_scope_on(&api, bus, scope, slice, description, pid, cpu_weight, deadline,
+                                           &answered, errbuf, errsize);
+                        bus_drop(&api, bus);
                 } else
                         set_error(&api, errbuf, errsize, NULL, r);
         }

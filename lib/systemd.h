@@ -82,7 +82,8 @@ int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, si
 #define AG_TERMINAL_SCOPE_SLICE "app.slice"
 /* Each terminal's scope gets the weight of a cgroupfs-mode leaf. */
 #define AG_TERMINAL_SCOPE_WEIGHT UINT64_C(100)
-/* Bound of each D-Bus attempt (connect, authenticate, call). */
+/* Bound of each D-Bus attempt: connect, authenticate (and Hello on a bus
+ * daemon), the call and its answer, all within this much of its start. */
 #define AG_TERMINAL_SCOPE_TIMEOUT_USEC UINT64_C(1000000)
 
 /* "autogroup-sid-<sid>.scope" */
@@ -104,8 +105,13 @@ AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid);
  * private socket runtime_dir/systemd/private first (what systemctl --user
  * does; no bus daemon is started for it), then the user bus (sd_bus_open_user:
  * DBUS_SESSION_BUS_ADDRESS, runtime_dir/bus) when the first could not be
- * reached. Each attempt is bounded by timeout_usec; a timeout or an answer
- * from the manager (an error included) ends it. -EOPNOTSUPP when built
+ * reached. Each attempt ends no later than timeout_usec after it began,
+ * connect, authentication and Hello included (the connection is driven here
+ * with sd_bus_process/sd_bus_wait up to that deadline: sd_bus_call() would
+ * wait for the set-up as long as libsystemd's authentication timeout, 90 s,
+ * and sd_bus_flush() too, so the buses are closed without a flush). A
+ * timeout (-ETIMEDOUT) or an answer from the manager (an error included)
+ * ends the attempts. -EOPNOTSUPP when built
  * without libsystemd or when it cannot be loaded; errbuf gets a reason. */
 int ag_systemd_start_user_scope(const char *runtime_dir, const char *scope, const char *slice,
                                 const char *description, pid_t pid, uint64_t cpu_weight,

@@ -16,6 +16,10 @@
 #     manager (autogroup-sid-<sid>.scope, cpu.weight 100) and share the CPU as
 #     two groups; enter is idempotent, ignores non-leaders and other users'
 #     processes; after logout no scope, process or slice is left
+#   - enter when the user manager cannot answer (stopped, its sockets gone;
+#     a private socket or user bus whose listener accepts and never replies):
+#     exit 0, nothing printed, the shell stays in its session scope, and it
+#     returns (a 30 s liveness guard, no timing asserted)
 #   - 8 spinners (user A, weight 200) against 1 (user B, weight 100): B gets
 #     about a third of the CPU the two use (no grouping: 1/9)
 #   - logout leaves no session, process, slice or autogroup cgroup behind
@@ -49,8 +53,8 @@ check "sshd active" waitfor 60 systemctl is-active ssh
 
 echo "# 1. install: module before pam_systemd (common-session) in sshd's stack"
 install -m 644 "$MODULE" "$SECDIR/pam_autogroup.so"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UD="${TAG}d"; UE="${TAG}e"; UF="${TAG}f"
-for u in "$UA" "$UB" "$UC" "$UD" "$UE" "$UF"; do
+UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UD="${TAG}d"; UE="${TAG}e"; UF="${TAG}f"; UG="${TAG}g"
+for u in "$UA" "$UB" "$UC" "$UD" "$UE" "$UF" "$UG"; do
         useradd -m -s /bin/bash "$u"; AG_USERS="$AG_USERS $u"
         install -d -m 700 -o "$u" -g "$u" "/home/$u/.ssh"
         install -m 600 -o "$u" -g "$u" /root/.ssh/id_ed25519.pub "/home/$u/.ssh/authorized_keys"
@@ -312,6 +316,93 @@ check "the session is gone once its last process ended" waitfor 60 sh -c "! logi
 check "the user manager stops, and the terminal scope's job with it" waitfor 120 sh -c "! pgrep -u $UF"
 check "no autogroup-sid scope left anywhere" waitfor 60 sh -c "[ -z \"\$(find $CG2 -name 'autogroup-sid-*' 2>/dev/null)\" ]"
 check "user-$IF.slice gone" waitfor 120 test ! -e "$CG2/user.slice/user-$IF.slice"
+
+echo "# 7g. the user manager cannot answer: enter returns, exit 0, silent, the shell stays"
+# G: an ssh login whose nested terminals (setsid shells) run enter once silently and
+# once with --verbose (which says why nothing moved) under three conditions that root
+# sets up in turn: (none) user@UID.service stopped and its sockets removed; (private)
+# a listener on /run/user/UID/systemd/private that accepts and never replies; (bus)
+# no private socket, such a listener on the user bus /run/user/UID/bus. "timeout 30"
+# only turns a hang into a failure (libsystemd's own authentication timeout is 90 s).
+IG=$(id -u "$UG"); RUNG=/run/user/$IG
+cat >"$TT/g-tab.sh" <<EOS
+cg0=\$(cut -d: -f3 /proc/self/cgroup)
+out=\$(timeout 30 "$HELPER" enter --pid \$\$ 2>&1); rc=\$?
+cg1=\$(cut -d: -f3 /proc/self/cgroup)
+vout=\$(timeout 30 "$HELPER" enter --verbose --pid \$\$ 2>&1); vrc=\$?
+cg2=\$(cut -d: -f3 /proc/self/cgroup)
+echo "pid=\$\$ sid=\$(ps -o sid= -p \$\$ | tr -d ' ')"
+echo "silent=rc \$rc [\$out]"
+echo "verbose=rc \$vrc [\$vout]"
+echo "cg=\$cg0 \$cg1 \$cg2"
+EOS
+cat >"$TT/g.sh" <<EOS
+echo "xdg=\$XDG_SESSION_ID agm=\$AUTOGROUP_MODE login=\$\$ bus=\${DBUS_SESSION_BUS_ADDRESS:-}"
+for v in none private bus; do
+        while [ ! -e $TT/g.\$v.go ]; do sleep 0.2; done
+        setsid -w bash $TT/g-tab.sh >$TT/g.\$v.tmp 2>&1 </dev/null; mv $TT/g.\$v.tmp $TT/g.\$v.out
+done
+while [ ! -e $STOP2.g ]; do sleep 0.2; done; echo stopped
+EOS
+# listen.pl PATH READY: listens on PATH, accepts every connection, reads and answers nothing
+cat >"$TT/listen.pl" <<'EOS'
+use IO::Socket::UNIX;
+my ($path, $ready) = @ARGV;
+my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Local => $path, Listen => 16) or die "listen $path: $!\n";
+open(my $f, '>', $ready) or die "$ready: $!\n"; print $f "$$\n"; close $f;
+my @held;
+while (my $c = $s->accept) { push @held, $c; }
+EOS
+chmod 644 "$TT/g-tab.sh" "$TT/g.sh" "$TT/listen.pl"
+# listener_start NAME PATH: that listener, as G (G's own socket, as the manager's would be)
+listener_start() {
+        setpriv --reuid="$IG" --regid="$(id -g "$UG")" --init-groups perl "$TT/listen.pl" "$2" "$TT/$1.ready" \
+                >"$TT/$1.err" 2>&1 &
+        track_pid $!; eval "L_$1=$!"
+        waitfor 30 test -s "$TT/$1.ready" || echo "#   listener $1: $(cat "$TT/$1.err")"
+}
+listener_stop() { local p; eval "p=\$L_$1"; kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; rm -f "$2"; }
+"${SSH[@]}" "$UG@127.0.0.1" "exec bash $TT/g.sh" >"$T/g.out" 2>&1 & PG=$!
+track_pid $PG
+check "G logged in" waitfor 300 grep -q '^xdg=' "$T/g.out"
+sed 's/^/#   G: /' "$T/g.out"
+XG=$(sed -n 's/^xdg=\([^ ]*\) .*/\1/p' "$T/g.out")
+GSCOPE="/user.slice/user-$IG.slice/session-$XG.scope"
+check "G's login exported AUTOGROUP_MODE=systemd" grep -q "^xdg=$XG agm=systemd " "$T/g.out"
+systemctl stop "user@$IG.service"
+check "user@$IG.service stopped (the session stays)" waitfor 60 sh -c "[ \"\$(systemctl show user@$IG.service -p ActiveState --value)\" = inactive ] && loginctl show-session $XG >/dev/null"
+rm -f "$RUNG/systemd/private" "$RUNG/bus"
+check "neither $RUNG/systemd/private nor $RUNG/bus exists" test ! -e "$RUNG/systemd/private" -a ! -e "$RUNG/bus"
+# gv VARIANT KEY: a line of that variant's terminal
+gv() { sed -n "s/^$2=//p" "$TT/g.$1.out" 2>/dev/null | head -n1; }
+for v in none private bus; do
+        case $v in
+        private) setpriv --reuid="$IG" --regid="$(id -g "$UG")" --init-groups mkdir -p "$RUNG/systemd"
+                 listener_start private "$RUNG/systemd/private";;
+        bus)     listener_stop private "$RUNG/systemd/private"; listener_start bus "$RUNG/bus";;
+        esac
+        touch "$TT/g.$v.go"
+        check "($v) the terminal's enter calls returned" waitfor 120 test -s "$TT/g.$v.out"
+        sed "s/^/#   G ($v): /" "$TT/g.$v.out"
+        GP=$(gv "$v" pid | cut -d' ' -f1)
+        check_eq "($v) the terminal leads its session" "$GP $GP" "$(gv "$v" pid | sed 's/sid=//')"
+        check_eq "($v) enter: exit 0, nothing printed" "rc 0 []" "$(gv "$v" silent)"
+        check_eq "($v) the shell stayed in its session scope" "$GSCOPE $GSCOPE $GSCOPE" "$(gv "$v" cg)"
+        # --verbose shows that the D-Bus path was taken, and how it ended
+        case $v in
+        none) why='[^]]*';;
+        *)    why='Connection timed out';;
+        esac
+        check "($v) enter --verbose: exit 0, the manager was asked and did not answer ($why)" \
+                grep -qE "^verbose=rc 0 \[$GP: the user manager did not move it, left where it is: $why\]\$" "$TT/g.$v.out"
+done
+listener_stop bus "$RUNG/bus"
+check "no autogroup-sid scope was made for G" sh -c "[ -z \"\$(find $CG2/user.slice/user-$IG.slice -name 'autogroup-sid-*' 2>/dev/null)\" ]"
+touch "$STOP2.g"
+check "G's login ended" waitfor 120 grep -q '^stopped' "$T/g.out"
+wait "$PG"; check_eq "G's ssh client exits 0" 0 "$?"
+check "no process of G left" waitfor 120 sh -c "! pgrep -u $UG"
+check "user-$IG.slice gone" waitfor 120 test ! -e "$CG2/user.slice/user-$IG.slice"
 
 echo "# 8. pam_autogroup after pam_systemd: the notice; the slice still gets its policy"
 cp "$T/sshd.orig" /etc/pam.d/sshd

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
- * Unit tests of lib/systemd.c: mode names, the auto decision, unit values. */
+ * Unit tests of lib/systemd.c: mode names, the auto decision, unit values,
+ * and the bound of ag_systemd_start_user_scope() when the user manager's
+ * sockets are missing or never answer (real sockets in a temporary
+ * directory, the real libsystemd). */
+#include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -147,6 +154,134 @@ static void test_scope_place(void **state) {
         assert_int_equal(ag_scope_place(NULL, 1000, 77), AG_SCOPE_PLACE_OTHER);
 }
 
+/* ---- ag_systemd_start_user_scope() against sockets that fail or hang */
+
+/* The liveness guard: a hang becomes a failure (libsystemd's own
+ * authentication timeout would otherwise hold the call for 90 s). No timing
+ * is asserted. */
+#define LIVENESS_S 30
+
+static void hung(int sig) {
+        static const char msg[] = "ag_systemd_start_user_scope() still had not returned after "
+                                  "30 s: the attempt is not bounded\n";
+        (void) sig;
+        (void) !write(STDERR_FILENO, msg, sizeof msg - 1);
+        _exit(1);
+}
+
+/* A unix stream socket listening at path that nobody ever accepts or
+ * answers: connect() succeeds (the backlog), the D-Bus authentication
+ * never gets a reply. Returns its fd. */
+static int silent_listener(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd;
+
+        assert_true(strlen(path) < sizeof sa.sun_path);
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(fd >= 0);
+        assert_int_equal(bind(fd, (struct sockaddr *) &sa, sizeof sa), 0);
+        assert_int_equal(listen(fd, 16), 0);
+        return fd;
+}
+
+typedef struct Dirs {
+        char top[64];
+        char sd[96];       /* top/systemd */
+        char priv[128];    /* top/systemd/private */
+        char bus[128];     /* top/bus */
+} Dirs;
+
+static int dirs_setup(void **state) {
+        Dirs *d = calloc(1, sizeof *d);
+
+        if (!d)
+                return -1;
+        strcpy(d->top, "/tmp/ag-unit-sd.XXXXXX");
+        if (!mkdtemp(d->top))
+                return -1;
+        snprintf(d->sd, sizeof d->sd, "%s/systemd", d->top);
+        snprintf(d->priv, sizeof d->priv, "%s/private", d->sd);
+        snprintf(d->bus, sizeof d->bus, "%s/bus", d->top);
+        if (mkdir(d->sd, 0700) < 0)
+                return -1;
+        *state = d;
+        return 0;
+}
+
+static int dirs_teardown(void **state) {
+        Dirs *d = *state;
+
+        alarm(0);
+        (void) unlink(d->priv);
+        (void) unlink(d->bus);
+        (void) rmdir(d->sd);
+        (void) rmdir(d->top);
+        free(d);
+        return 0;
+}
+
+/* One call as "autogroup enter" makes it, the user bus at dir/bus. */
+static int start_scope(const Dirs *d, char *why, size_t size) {
+        char address[160];
+        int r;
+
+        snprintf(address, sizeof address, "unix:path=%s", d->bus);
+        assert_int_equal(setenv("DBUS_SESSION_BUS_ADDRESS", address, 1), 0);
+        signal(SIGALRM, hung);
+        alarm(LIVENESS_S);
+        r = ag_systemd_start_user_scope(d->top, "autogroup-sid-77.scope", "app.slice", "unit test", getpid(),
+                                        100, UINT64_C(200000), why, size);
+        alarm(0);
+        return r;
+}
+
+static void test_scope_no_socket(void **state) {
+        const Dirs *d = *state;
+        char why[256] = "";
+        int r;
+
+        r = start_scope(d, why, sizeof why);
+        if (r == -EOPNOTSUPP)
+                skip();         /* built without libsystemd, or it cannot be loaded */
+        print_message("# no private socket, no user bus: %d (%s)\n", r, why);
+        assert_true(r < 0);
+        assert_int_not_equal(r, -ETIMEDOUT);
+        assert_true(why[0] != 0);
+}
+
+static void test_scope_private_never_answers(void **state) {
+        const Dirs *d = *state;
+        char why[256] = "";
+        int fd, r;
+
+        fd = silent_listener(d->priv);
+        r = start_scope(d, why, sizeof why);
+        close(fd);
+        if (r == -EOPNOTSUPP)
+                skip();
+        print_message("# private socket that never answers: %d (%s)\n", r, why);
+        assert_int_equal(r, -ETIMEDOUT);
+        assert_true(why[0] != 0);
+}
+
+static void test_scope_user_bus_never_answers(void **state) {
+        const Dirs *d = *state;
+        char why[256] = "";
+        int fd, r;
+
+        /* no private socket: the user bus is tried, and hangs */
+        (void) unlink(d->priv);
+        fd = silent_listener(d->bus);
+        r = start_scope(d, why, sizeof why);
+        close(fd);
+        if (r == -EOPNOTSUPP)
+                skip();
+        print_message("# no private socket, a user bus that never answers: %d (%s)\n", r, why);
+        assert_int_equal(r, -ETIMEDOUT);
+        assert_true(why[0] != 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mode_names),
@@ -156,6 +291,9 @@ int main(void) {
                 cmocka_unit_test(test_slice_name),
                 cmocka_unit_test(test_terminal_scope_name),
                 cmocka_unit_test(test_scope_place),
+                cmocka_unit_test_setup_teardown(test_scope_no_socket, dirs_setup, dirs_teardown),
+                cmocka_unit_test_setup_teardown(test_scope_private_never_answers, dirs_setup, dirs_teardown),
+                cmocka_unit_test_setup_teardown(test_scope_user_bus_never_answers, dirs_setup, dirs_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
