@@ -5,15 +5,21 @@
  *   AG_TEST_NOSLICE=ignore   sched_setattr() drops sched_runtime (what
  *                            older kernels do with it for fair tasks)
  *   AG_TEST_NOSLICE=einval   sched_setattr() with a sched_runtime fails with EINVAL
+ * and, for the idle flag, like one without cpu.idle (before Linux 5.15):
+ *   AG_TEST_NOIDLE=1         openat() and faccessat() of a file named
+ *                            "cpu.idle" fail with ENOENT, as they do where the
+ *                            kernel does not make that file
  * Test code only: never installed, never loaded by the product. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 
 #include "../../lib/latency.h"
 
@@ -44,4 +50,68 @@ long syscall(long n, ...) {
                 return real(n, a[0], (long) &attr, a[2]);
         }
         return real(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* AG_TEST_NOIDLE: is path a "cpu.idle" file (by its last component)? */
+static int hide_idle(const char *path) {
+        const char *base;
+
+        if (!path || !getenv("AG_TEST_NOIDLE"))
+                return 0;
+        base = strrchr(path, '/');
+        return strcmp(base ? base + 1 : path, "cpu.idle") == 0;
+}
+
+static mode_t open_mode(int flags, va_list ap) {
+        return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, mode_t) : 0;
+}
+
+int openat(int dirfd, const char *path, int flags, ...);
+int openat64(int dirfd, const char *path, int flags, ...);
+int faccessat(int dirfd, const char *path, int mode, int flags);
+
+int openat(int dirfd, const char *path, int flags, ...) {
+        static int (*real)(int, const char *, int, ...);
+        va_list ap;
+        mode_t mode;
+
+        va_start(ap, flags);
+        mode = open_mode(flags, ap);
+        va_end(ap);
+        if (hide_idle(path)) {
+                errno = ENOENT;
+                return -1;
+        }
+        if (!real)
+                real = (int (*)(int, const char *, int, ...)) dlsym(RTLD_NEXT, "openat");
+        return real(dirfd, path, flags, mode);
+}
+
+int openat64(int dirfd, const char *path, int flags, ...) {
+        static int (*real)(int, const char *, int, ...);
+        va_list ap;
+        mode_t mode;
+
+        va_start(ap, flags);
+        mode = open_mode(flags, ap);
+        va_end(ap);
+        if (hide_idle(path)) {
+                errno = ENOENT;
+                return -1;
+        }
+        if (!real)
+                real = (int (*)(int, const char *, int, ...)) dlsym(RTLD_NEXT, "openat64");
+        return real(dirfd, path, flags, mode);
+}
+
+int faccessat(int dirfd, const char *path, int mode, int flags) {
+        static int (*real)(int, const char *, int, int);
+
+        if (hide_idle(path)) {
+                errno = ENOENT;
+                return -1;
+        }
+        if (!real)
+                real = (int (*)(int, const char *, int, int)) dlsym(RTLD_NEXT, "faccessat");
+        return real(dirfd, path, mode, flags);
 }

@@ -3,7 +3,8 @@
 # "latency" through real libpam (agdrv --pam, pam_autogroup.so), read back with
 # sched_getattr (tests/host/schedattr) on the session's opener and the
 # processes started inside it; the nice value kept; real-time tasks left
-# alone; a kernel without custom slices (tests/host/noslice.so, LD_PRELOAD);
+# alone; a kernel without custom slices or without cpu.idle
+# (tests/host/noslice.so, LD_PRELOAD);
 # "autogroup run" and "autogroup set" as the unprivileged user, and attacks on
 # them: leaving the session, raising anything above it, other users' groups.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -150,6 +151,53 @@ out=$(in_a "$AG run -- true" 2>&1)
 check_eq "run: the next run removes stale empty run-* leaves" "" "$(ls -d "$CPU$S_A"/run-* 2>/dev/null)"
 check_eq "run: root's args after -- are the command's" "--root x" "$(in_a "$AG run -- echo --root x" 2>&1)"
 
+echo "# 4b. a kernel without cpu.idle (the shim hides the file): one debug line, the rest of the policy applies"
+add_user "${TAG}e"; UE="${TAG}e"; IE=$(id -u "$UE"); UG="$CG/user-$IE"
+cat >"$T/idle.conf" <<CONF
+$UE             idle     yes
+$UE             weight   300
+$UE             max      50%
+CONF
+chmod 644 "$T/idle.conf"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$T/idle.conf" >"$T/agidle"
+# bgi NAME [PREFIX...]: E's session through the agidle stack, open until $T/NAME.go exists
+bgi() {
+        local n="$1"; shift
+        "$@" "$AGDRV" --pam "$T" agidle "$UE" open cgroup wait-file "$T/$n.go" close >"$T/$n.out" 2>&1 &
+        track_pid $!
+        eval "PID_$n=$!"
+        wait_for "$T/$n.out" '^cgroup='
+}
+NOIDLE_LINE='the kernel has no cpu.idle \(Linux 5.15 or later needed\): idle yes not applied, the rest of the policy is'
+bgi ic env
+check_eq "with cpu.idle (this kernel): the user group is idle, capped at 50%" "1 50000" "$(cat "$UG/cpu.idle" "$UG/cpu.cfs_quota_us" | tr '\n' ' ' | sed 's/ $//')"
+touch "$T/ic.go"; wait "$PID_ic" 2>/dev/null
+check "its user group removed at close" test ! -e "$UG"
+if have_syslog; then
+        check_eq "with cpu.idle: no 'no cpu.idle' line" 0 "$(grep -cE -- "$NOIDLE_LINE" "$SYSLOG")"
+else
+        skip "with cpu.idle: no 'no cpu.idle' line (no syslog capture: /dev/log is taken)"
+fi
+bgi in env LD_PRELOAD="$PRELOAD" AG_TEST_NOIDLE=1
+check "without cpu.idle: open succeeds" grep -q "^open=PAM_SUCCESS" "$T/in.out"
+check "without cpu.idle: grouped in the user's session" grep -q "^cgroup=/$ROOT/user-$IE/.*/login\$" "$T/in.out"
+check_eq "without cpu.idle: weight 300 and max 50% applied, cpu.idle not written" "3072 50000 0" \
+        "$(cat "$UG/cpu.shares" "$UG/cpu.cfs_quota_us" "$UG/cpu.idle" | tr '\n' ' ' | sed 's/ $//')"
+log_has "without cpu.idle: one debug line" "$NOIDLE_LINE"
+touch "$T/in.go"; wait "$PID_in" 2>/dev/null
+if have_syslog; then
+        check_eq "without cpu.idle: exactly one such line for the login" 1 "$(grep -cE -- "$NOIDLE_LINE" "$SYSLOG")"
+else
+        skip "without cpu.idle: exactly one such line (no syslog capture: /dev/log is taken)"
+fi
+check "without cpu.idle: the user group removed at close" test ! -e "$UG"
+# autogroup run --idle, as the user in A's session
+out=$(in_a "env LD_PRELOAD='$PRELOAD' AG_TEST_NOIDLE=1 $AG run --idle --weight 300 -- env -u LD_PRELOAD -u AG_TEST_NOIDLE sh -c 'p=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3); echo leaf \$p shares=\$(cat $CPU\$p/cpu.shares) idle=\$(cat $CPU\$p/cpu.idle); exit 5'" 2>&1); rc=$?
+check_eq "run --idle without cpu.idle: exit status of CMD" 5 "$rc"
+check "run --idle without cpu.idle: one note on stderr" grep -qx "autogroup run: note: the kernel has no cpu.idle (Linux 5.15 or later needed): idle not set, the rest applies" <<<"$out"
+check "run --idle without cpu.idle: the leaf has weight 300, idle not set" grep -qE "^leaf $S_A/run-[0-9]+ shares=3072 idle=0\$" <<<"$out"
+check_eq "run: no leaf left behind" "" "$(ls -d "$CPU$S_A"/run-* 2>/dev/null)"
+
 echo "# 5. attacks: leave the session, raise anything above it, other users' groups"
 SH_U=$(cat "$CPU/$ROOT/user-$IA/cpu.shares"); SH_S=$(cat "$CPU$S_A/cpu.shares"); SH_L=$(cat "$CPU$S_A/login/cpu.shares")
 out=$(as_user "$UA" "$AG run --weight 10000 -- true" 2>&1); rc=$?
@@ -191,7 +239,7 @@ rmdir "$CPU$S_B/mine"
 echo "# 6. cleanup"
 for n in a b c d; do touch "$T/$n.go"; done
 for n in a b c d rt ni ne; do eval "wait \$PID_$n" 2>/dev/null; done
-for u in "$UA" "$UB" "$UC" "$UD"; do pkill -KILL -u "$u" 2>/dev/null; done; sleep 0.3
+for u in "$UA" "$UB" "$UC" "$UD" "$UE"; do pkill -KILL -u "$u" 2>/dev/null; done; sleep 0.3
 $AG gc >/dev/null 2>&1
 check_eq "no user group left behind" "" "$(ls -d "$CG"/user-* 2>/dev/null)"
 finish
