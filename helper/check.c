@@ -141,18 +141,29 @@ int ag_nss_user_get(const char *name, AgNssUser **ret) {
 
 int ag_nss_in_group(void *userdata, const char *group) {
         const AgNssUser *u = userdata;
-        struct group *gr;
 
-        errno = 0;
-        gr = getgrnam(group);
-        if (!gr)
-                return errno != 0 && errno != ENOENT && errno != ESRCH ? negative_errno() : 0;
-        if (gr->gr_gid == u->gid)
-                return 1;
-        for (int i = 0; i < u->n_groups; i++)
-                if (u->groups[i] == gr->gr_gid)
-                        return 1;
-        return 0;
+        /* The module's rule (lib/policy.c): "no such group" is a no, any
+         * error (ENOENT too) is NSS not answering. */
+        return ag_nss_group_member(group, u->name, u->gid);
+}
+
+/* explain's in_group: ag_nss_in_group, keeping the first error to report it */
+typedef struct ExplainGroups {
+        const AgNssUser *user;
+        const char *failed;             /* the group whose look-up failed */
+        int error;                      /* -errno */
+} ExplainGroups;
+
+static int explain_in_group(void *userdata, const char *group) {
+        ExplainGroups *e = userdata;
+        int r;
+
+        r = ag_nss_in_group((void *) e->user, group);
+        if (r < 0 && !e->failed) {
+                e->failed = group;
+                e->error = r;
+        }
+        return r;
 }
 
 static void print_values(const AgPolicy *p, int version, FILE *out) {
@@ -184,9 +195,10 @@ static void print_source(FILE *out, const char *indent, int width, AgItem item, 
 }
 
 void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierarchy *h, FILE *out) {
+        ExplainGroups groups = { .user = u };
         AgPolicy p;
 
-        ag_policy_resolve(config, u->name, u->uid, ag_nss_in_group, (void *) u, &p);
+        ag_policy_resolve(config, u->name, u->uid, explain_in_group, &groups, &p);
 
         fprintf(out, "user %s (uid %ju), groups:", u->name, (uintmax_t) u->uid);
         for (int i = 0; i < u->n_groups; i++) {
@@ -197,6 +209,10 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                         fprintf(out, " %ju", (uintmax_t) u->groups[i]);
         }
         fputc('\n', out);
+        /* a directory that is down: the module's log line, and what follows from it */
+        if (groups.failed)
+                fprintf(out, "cannot look up group %s (%s; is the directory down?): @group rules not applied, "
+                        "as for a login now\n", groups.failed, strerror(-groups.error));
 
         for (AgItem item = 0; item < _AG_ITEM_MAX; item++) {
                 const AgRule *rule = p.source[item];

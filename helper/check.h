@@ -33,7 +33,7 @@ typedef struct AgNssUser {
 /* Looks the user up (name or numeric uid). -ENOENT when unknown. */
 int ag_nss_user_get(const char *name, AgNssUser **ret);
 AgNssUser *ag_nss_user_free(AgNssUser *u);
-/* An ag_in_group_fn over an AgNssUser. */
+/* An ag_in_group_fn over an AgNssUser: ag_nss_group_member(), the module's rule. */
 int ag_nss_in_group(void *userdata, const char *group);
 
 /* Prints which rule set each item for the user and the resulting cgroup

@@ -4,7 +4,9 @@
 #endif
 
 #include <errno.h>
+#include <grp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy.h"
@@ -19,13 +21,61 @@ void ag_policy_init(AgPolicy *ret) {
         };
 }
 
+#define GROUP_BUF_MAX (16U << 20)       /* a directory group with very many members */
+
+int ag_nss_group_member_by(ag_getgrnam_r_fn lookup, const char *group, const char *user, gid_t gid) {
+        struct group grp, *res = NULL;
+        size_t size = 16384;
+        char *buf = NULL;
+        int r, member = 0;
+
+        if (!lookup || !group || !user)
+                return -EINVAL;
+        for (;;) {
+                char *n = realloc(buf, size);
+                if (!n) {
+                        free(buf);
+                        return -ENOMEM;
+                }
+                buf = n;
+                res = NULL;
+                r = lookup(group, &grp, buf, size, &res);
+                if (r != ERANGE || size >= GROUP_BUF_MAX)
+                        break;
+                size *= 2;
+        }
+        /* Any error is "NSS could not answer", ENOENT too: "no such group"
+         * is 0 with no entry (glibc's nss/getXXbyYY_r.c returns 0 for
+         * NSS_STATUS_NOTFOUND and errno for UNAVAIL/TRYAGAIN). */
+        if (r > 0) {
+                free(buf);
+                return -r;
+        }
+        if (r < 0) {                    /* not a valid return: an error all the same */
+                free(buf);
+                return -EIO;
+        }
+        if (res) {
+                member = res->gr_gid == gid;
+                for (char **m = res->gr_mem; !member && m && *m; m++)
+                        member = strcmp(*m, user) == 0;
+        }
+        free(buf);
+        return member;
+}
+
+int ag_nss_group_member(const char *group, const char *user, gid_t gid) {
+        return ag_nss_group_member_by(getgrnam_r, group, user, gid);
+}
+
 /* in_group answers, so that each distinct group is asked about at most once
- * per resolve. Past GROUP_CACHE_SIZE distinct groups the answers are simply
- * not remembered any more. After the first error (NSS could not answer: a
+ * per resolve: the first GROUP_CACHE_INLINE answers on the stack, more on
+ * the heap (if even that allocation fails, a group named by several rules
+ * may be asked about again). After the first error (NSS could not answer: a
  * directory that is down) no group is asked about any more: every further
  * @group rule counts as "no" at once, so a login pays the directory's
  * timeout once rather than once per group. */
-#define GROUP_CACHE_SIZE 32
+#define GROUP_CACHE_INLINE 32
 
 typedef struct GroupAnswer {
         const char *name;
@@ -33,10 +83,40 @@ typedef struct GroupAnswer {
 } GroupAnswer;
 
 typedef struct GroupCache {
-        GroupAnswer entries[GROUP_CACHE_SIZE];
-        size_t n;
+        GroupAnswer inline_entries[GROUP_CACHE_INLINE];
+        GroupAnswer *entries;           /* inline_entries, or the heap past them */
+        size_t n, size;
         bool failed;                    /* in_group returned an error */
 } GroupCache;
+
+static void group_cache_init(GroupCache *cache) {
+        cache->entries = cache->inline_entries;
+        cache->n = 0;
+        cache->size = GROUP_CACHE_INLINE;
+        cache->failed = false;
+}
+
+static void group_cache_done(GroupCache *cache) {
+        if (cache->entries != cache->inline_entries)
+                free(cache->entries);
+        cache->entries = NULL;
+}
+
+static void group_cache_add(GroupCache *cache, const char *group, bool member) {
+        if (cache->n == cache->size) {
+                size_t size = cache->size * 2;
+                GroupAnswer *e = cache->entries == cache->inline_entries ? NULL : cache->entries;
+
+                e = realloc(e, size * sizeof *e);
+                if (!e)
+                        return;         /* not remembered */
+                if (cache->entries == cache->inline_entries)
+                        memcpy(e, cache->inline_entries, sizeof cache->inline_entries);
+                cache->entries = e;
+                cache->size = size;
+        }
+        cache->entries[cache->n++] = (GroupAnswer) { group, member };
+}
 
 static bool in_group_cached(GroupCache *cache, const char *group,
                             ag_in_group_fn in_group, void *userdata) {
@@ -55,8 +135,7 @@ static bool in_group_cached(GroupCache *cache, const char *group,
                 return false;
         }
         member = r > 0;
-        if (cache->n < GROUP_CACHE_SIZE)
-                cache->entries[cache->n++] = (GroupAnswer) { group, member };
+        group_cache_add(cache, group, member);
         return member;
 }
 
@@ -80,8 +159,10 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
                        ag_in_group_fn in_group, void *userdata, AgPolicy *ret) {
         const AgRule *best[_AG_ITEM_MAX] = {};
         size_t unresolved = _AG_ITEM_MAX;
-        GroupCache cache = {};
+        GroupCache cache;
         AgPolicy p;
+
+        group_cache_init(&cache);
 
         /* From the strongest class down, and within a class from the last
          * rule up: the first match for an item is the winner. This way a
@@ -99,6 +180,7 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
                         best[rule->item] = rule;
                         unresolved--;
                 }
+        group_cache_done(&cache);
 
         ag_policy_init(&p);
         if (best[AG_ITEM_WEIGHT])

@@ -26,6 +26,22 @@ typedef struct AgPolicy {
  * that is down is waited for once per login, not once per group). */
 typedef int (*ag_in_group_fn)(void *userdata, const char *group);
 
+/* Membership as the module and "autogroup explain" both decide it: group's
+ * entry through getgrnam_r(), and the user a member when it is the user's
+ * primary group (gid) or user is among its members. Returns > 0 for a
+ * member; 0 for not a member, or no such group (getgrnam_r() returned 0 with
+ * no entry); -errno when NSS could not answer: any error getgrnam_r()
+ * returns, ENOENT included (glibc returns 0 for "no such group" and, when a
+ * service is UNAVAIL, the service's errno, often ENOENT: nslcd or sssd
+ * down). -ENOMEM when no buffer could be had. */
+int ag_nss_group_member(const char *group, const char *user, gid_t gid);
+
+/* The same with the lookup function given (tests pass a fake getgrnam_r). */
+struct group;
+typedef int (*ag_getgrnam_r_fn)(const char *name, struct group *grp, char *buf, size_t size,
+                                struct group **result);
+int ag_nss_group_member_by(ag_getgrnam_r_fn lookup, const char *group, const char *user, gid_t gid);
+
 void ag_policy_init(AgPolicy *ret);
 
 /* Resolve every item independently: a user-name rule beats an @group rule,

@@ -42,6 +42,7 @@
 #endif
 
 #define DATA_NAME "pam_autogroup"
+#define DATA_USER_NAME "pam_autogroup_user"    /* struct open_user */
 #define ENV_NAME "AUTOGROUP_SESSION"
 
 /* option flags */
@@ -116,48 +117,23 @@ struct group_ctx {
         gid_t gid;                      /* the user's primary group */
 };
 
-#define GROUP_BUF_MAX (16U << 20)       /* a directory group with very many members */
-
-/* Membership decided as pam_modutil_user_in_group_nam_nam() does (the
- * primary gid, or the user's name among the members), but with the user's
- * entry looked up once per login and the group's through getgrnam_r()
- * itself: pam_modutil reports an NSS error (a directory that is down) as
- * "not a member", so every further @group rule would wait for the dead
- * directory again. An error is returned as -errno and logged here, once:
- * ag_policy_resolve() asks about no further group after it. */
+/* Membership decided by ag_nss_group_member() (lib/policy.c; "autogroup
+ * explain" uses the same): the primary gid, or the user's name among the
+ * members, with the user's entry looked up once per login. Unlike
+ * pam_modutil_user_in_group_nam_nam(), which reports an NSS error (a
+ * directory that is down) as "not a member", an error is returned as -errno
+ * and logged here, once: ag_policy_resolve() asks about no further group
+ * after it. Any error counts, ENOENT too; "no such group" is not an error. */
 static int in_group(void *userdata, const char *group) {
         struct group_ctx *g = userdata;
-        struct group grp, *res = NULL;
-        size_t size = 16384;
-        char *buf = NULL;
-        int r, member = 0;
+        int r;
 
-        for (;;) {
-                char *n = realloc(buf, size);
-                if (!n) {
-                        r = ENOMEM;
-                        break;
-                }
-                buf = n;
-                r = getgrnam_r(group, &grp, buf, size, &res);
-                if (r != ERANGE || size >= GROUP_BUF_MAX)
-                        break;
-                size *= 2;
-        }
-        if (r != 0) {
+        r = ag_nss_group_member(group, g->user, g->gid);
+        if (r < 0)
                 pam_syslog(g->pamh, LOG_WARNING,
                            "cannot look up group %s (%s; is the directory down?): "
-                           "@group rules not applied to %s for this login", group, strerror(r), g->user);
-                free(buf);
-                return -r;
-        }
-        if (res) {
-                member = res->gr_gid == g->gid;
-                for (char **m = res->gr_mem; !member && m && *m; m++)
-                        member = strcmp(*m, g->user) == 0;
-        }
-        free(buf);
-        return member;
+                           "@group rules not applied to %s for this login", group, strerror(-r), g->user);
+        return r;
 }
 
 /* The audit socket of one session call: opened at its first record, shared
@@ -223,6 +199,47 @@ static void audit_record_fields(pam_handle_t *pamh, const struct module_ctl *ctl
 static void audit_record(pam_handle_t *pamh, const struct module_ctl *ctl, struct audit_conn *a, const char *op,
                          const char *user, uid_t uid, const char *path) {
         audit_record_fields(pamh, ctl, a, op, user, uid, path, NULL);
+}
+
+/* The user as open found it, kept with pam_set_data for the close of a
+ * login that got no session (the user unknown to NSS, a directory that is
+ * down, no cgroup, a real-time caller...). That close then sweeps by this
+ * uid, or does nothing for a user open could not find, and never asks NSS
+ * about the user again: with the directory down the logout would wait for
+ * its timeout a second time. */
+struct open_user {
+        bool known;
+        uid_t uid;
+};
+
+static void open_user_cleanup(pam_handle_t *pamh, void *data, int error_status) {
+        (void) pamh;
+        (void) error_status;
+        free(data);
+}
+
+/* After the user look-up of open. Without memory for it the close asks NSS
+ * itself, as for a handle that open never saw. */
+static void open_user_remember(pam_handle_t *pamh, const struct passwd *pw) {
+        struct open_user *o = malloc(sizeof *o);
+
+        if (!o)
+                return;
+        *o = (struct open_user) { .known = pw != NULL, .uid = pw ? pw->pw_uid : (uid_t) -1 };
+        if (pam_set_data(pamh, DATA_USER_NAME, o, open_user_cleanup) != PAM_SUCCESS)
+                free(o);
+}
+
+/* What open remembered, forgotten now (a later open in the same handle
+ * remembers afresh). Returns false when open did not run in this handle. */
+static bool open_user_take(pam_handle_t *pamh, struct open_user *ret) {
+        const void *data = NULL;
+
+        if (pam_get_data(pamh, DATA_USER_NAME, &data) != PAM_SUCCESS || !data)
+                return false;
+        *ret = *(const struct open_user *) data;
+        (void) pam_set_data(pamh, DATA_USER_NAME, NULL, NULL);
+        return true;
 }
 
 static void data_cleanup(pam_handle_t *pamh, void *data, int error_status) {
@@ -350,6 +367,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 return fail_rc(&ctl);
         }
         pw = pam_modutil_getpwnam(pamh, user);
+        open_user_remember(pamh, pw);
         if (!pw) {
                 pam_syslog(pamh, LOG_NOTICE, "unknown user %s, session not grouped", user);
                 return fail_rc(&ctl);
@@ -473,29 +491,38 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         const void *data = NULL;
         const struct module_data *d;
         const char *user = NULL;
+        struct open_user ou;
+        bool opened;
         int r;
 
         (void) flags;
         _pam_parse(pamh, argc, argv, &ctl);
         (void) pam_get_item(pamh, PAM_USER, (const void **) &user);
+        opened = open_user_take(pamh, &ou);
 
         if (pam_get_data(pamh, DATA_NAME, &data) != PAM_SUCCESS || !data) {
-                /* Not opened by us in this handle: nothing to leave, but sweep
-                 * what this user left behind earlier. */
-                const struct passwd *pw = user ? pam_modutil_getpwnam(pamh, user) : NULL;
+                /* No session of ours in this handle: nothing to leave, but sweep
+                 * what this user left behind earlier. The user is the one open
+                 * found (or could not find: then nothing is done); only for a
+                 * handle that open never saw is NSS asked here. */
                 AgHierarchy *h = NULL;
                 int mfd = -1;
 
                 if (ag_pam_systemd_close(pamh, ctl.mode, ctl.flags & PAM_DEBUG_ARG) != AG_PAM_CGROUPFS)
                         return PAM_IGNORE;
+                if (!opened) {
+                        const struct passwd *pw = user ? pam_modutil_getpwnam(pamh, user) : NULL;
+                        ou = (struct open_user) { .known = pw != NULL, .uid = pw ? pw->pw_uid : (uid_t) -1 };
+                }
 
-                if (pw && ag_hierarchy_find(NULL, &h) >= 0 && h->has_cpu && ag_hierarchy_open(h, &mfd) >= 0) {
+                if (ou.known && user && ag_hierarchy_find(NULL, &h) >= 0 && h->has_cpu &&
+                    ag_hierarchy_open(h, &mfd) >= 0) {
                         struct audit_conn a = AUDIT_CONN_INIT;
                         struct removed_ctx c = {
-                                .pamh = pamh, .ctl = &ctl, .audit = &a, .user = user, .uid = pw->pw_uid,
+                                .pamh = pamh, .ctl = &ctl, .audit = &a, .user = user, .uid = ou.uid,
                         };
-                        (void) ag_user_sweep_at(mfd, ctl.root, pw->pw_uid, on_removed, &c);
-                        (void) ag_acct_sweep_user(h, ctl.root, pw->pw_uid);
+                        (void) ag_user_sweep_at(mfd, ctl.root, ou.uid, on_removed, &c);
+                        (void) ag_acct_sweep_user(h, ctl.root, ou.uid);
                         audit_done(&a);
                         close(mfd);
                 }

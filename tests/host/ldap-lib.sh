@@ -15,6 +15,29 @@ LD_SLAPD_PID=""
 LD_NSLCD_PID=""
 LD_HOLDER_PID=""
 LD_LOGCAP_PID=""
+LD_NS=""                # the lane's mount namespace (readlink of /proc/PID/ns/mnt)
+LD_STARTED=""           # PID:start-time of every process the lane started
+
+# ld_track PID: remember a process the lane started, with its start time
+# (pid_start, tests/lib.sh), for ldap_leftovers
+ld_track() {
+        local t
+        t=$(pid_start "$1")
+        [ -z "$t" ] || LD_STARTED="$LD_STARTED $1:$t"
+}
+
+# ldap_leftovers: prints the PID of every process the lane started that still
+# runs (the same PID with the same start time: a PID the kernel has reused
+# for someone else's process is not counted), and of any process left in
+# the lane's mount namespace. Empty after ldap_cleanup.
+ldap_leftovers() {
+        local e p
+        for e in $LD_STARTED; do
+                p=${e%%:*}
+                [ "$(pid_start "$p")" != "${e#*:}" ] || echo "$p"
+        done
+        ldap_ns_pids
+}
 
 # ldap_private_syslog: when the host's /dev/log is taken (another test's
 # capture, or a real syslog), capture this lane's log lines anyway: a private
@@ -25,6 +48,7 @@ ldap_private_syslog() {
         [ -S /dev/log ] || return 1
         "$LOGCAP" "$LD/log.sock" "$SYSLOG" >"$LD/logcap.out" 2>&1 &
         LD_LOGCAP_PID=$!
+        ld_track "$LD_LOGCAP_PID"
         for _ in $(seq 100); do grep -q ready "$LD/logcap.out" 2>/dev/null && return 0; sleep 0.05; done
         return 1
 }
@@ -50,7 +74,8 @@ ldap_free_port() {
         local p
         for _ in $(seq 50); do
                 p=$((20000 + RANDOM % 30000))
-                # nothing listening there (ss from iproute2; /proc as the fallback)
+                # no TCP socket of any state uses the port, as local or
+                # remote end ("ADDR:PORT " in /proc/net/tcp and tcp6)
                 if ! grep -qi ":$(printf '%04X' "$p") " /proc/net/tcp /proc/net/tcp6 2>/dev/null; then echo "$p"; return; fi
         done
         echo $((20000 + $$ % 30000))
@@ -81,6 +106,7 @@ CONF
         # -d 0: stays in the foreground (no fork), so $! is slapd itself
         slapd -d 0 -f "$LD/slapd.conf" -h "$LD_URI" >"$LD/slapd.log" 2>&1 &
         LD_SLAPD_PID=$!
+        ld_track "$LD_SLAPD_PID"
         for _ in $(seq 100); do
                 ldapsearch -x -LLL -H "$LD_URI" -b "" -s base namingContexts >/dev/null 2>&1 && return 0
                 kill -0 "$LD_SLAPD_PID" 2>/dev/null || break
@@ -130,8 +156,11 @@ CONF
                 echo ready >"$1/ns.ready"
                 exec sleep 3600' sh "$LD" >"$LD/ns.log" 2>&1 &
         LD_HOLDER_PID=$!
+        ld_track "$LD_HOLDER_PID"
         for _ in $(seq 100); do [ -e "$LD/ns.ready" ] && break; kill -0 "$LD_HOLDER_PID" 2>/dev/null || break; sleep 0.05; done
         [ -e "$LD/ns.ready" ] || { cat "$LD/ns.log" >&2; return 1; }
+        # (the holder's sh has unshared by now: ns.ready is written inside)
+        LD_NS=$(readlink "/proc/$LD_HOLDER_PID/ns/mnt" 2>/dev/null)
         ldap_start_nslcd
 }
 
@@ -145,6 +174,7 @@ ldap_start_nslcd() {
         # subshell and $! would not be nslcd)
         nsenter -t "$LD_HOLDER_PID" -m -- nslcd -n ${NSLCD_DEBUG:+-d} >"$LD/nslcd.log" 2>&1 &
         LD_NSLCD_PID=$!
+        ld_track "$LD_NSLCD_PID"
         for _ in $(seq 100); do
                 [ -S "/proc/$LD_HOLDER_PID/root/run/nslcd/socket" ] && return 0
                 kill -0 "$LD_NSLCD_PID" 2>/dev/null || break
@@ -164,11 +194,10 @@ ldap_stop_nslcd() {
 # ldap_ns_pids: every process in the lane's mount namespace (only this test
 # puts processes there: the holder, nslcd, and what inns ran)
 ldap_ns_pids() {
-        local ns p
-        [ -n "$LD_HOLDER_PID" ] || return 0
-        ns=$(readlink "/proc/$LD_HOLDER_PID/ns/mnt" 2>/dev/null) || return 0
+        local p
+        [ -n "$LD_NS" ] || return 0
         for p in /proc/[0-9]*; do
-                [ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/}"
+                [ "$(readlink "$p/ns/mnt" 2>/dev/null)" != "$LD_NS" ] || echo "${p#/proc/}"
         done
 }
 
