@@ -1,7 +1,10 @@
 #!/bin/bash
 # The RPM side: build binary RPMs from rpm/pam_autogroup.spec with rpmbuild
 # (Debian's rpm package: no RPM database of build dependencies, so --nodeps),
-# from a tarball of this tree made with `make distdir`, in a scratch _topdir.
+# the way the README says, `rpmbuild -tb` on the release tarball (the spec
+# read from inside it), in a scratch _topdir. The tarball is made as
+# `make dist` makes it, with `make distdir` and tar (make dist would write it
+# into the build tree).
 # Then check that the package holds exactly what `make install` installs
 # (run again, independently, into a DESTDIR from rpmbuild's configured tree),
 # plus only the %doc files, the two %dir and the build-id links rpmbuild adds; the paths of a Fedora/RHEL layout; the config as
@@ -20,30 +23,35 @@ SPEC="$abs_top_srcdir/rpm/pam_autogroup.spec"
 VERSION=$(sed -n 's/^PACKAGE_VERSION = //p' "$abs_top_builddir/Makefile")
 NAME=pam_autogroup
 R="$T/rpm"
-mkdir -p "$R/SOURCES" "$R/SPECS"
+mkdir -p "$R/SOURCES"
 
 echo "# 1. the spec"
 check "spec exists" test -f "$SPEC"
 check_eq "spec Version is the package version ($VERSION)" "$VERSION" "$(sed -n 's/^Version: *//p' "$SPEC")"
 check_eq "rpmspec parses the spec" 0 "$(rpmspec -q --srpm --qf '%{name}\n' "$SPEC" >/dev/null 2>&1; echo $?)"
+# %check runs the unit tests, which need cmocka (the README says so); the
+# build without them is explicit (--without check)
+check "BuildRequires cmocka for %check" sh -c "rpmspec -q --buildrequires '$SPEC' 2>/dev/null | grep -qx 'pkgconfig(cmocka)'"
+check_not "  not with --without check" sh -c "rpmspec -q --buildrequires --without check '$SPEC' 2>/dev/null | grep -q cmocka"
 
-echo "# 2. rpmbuild -bb"
+echo "# 2. rpmbuild -tb on the release tarball (the README's command)"
 DIST="$T/$NAME-$VERSION"
 make -s -C "$abs_top_builddir" distdir distdir="$DIST" >"$T/distdir.log" 2>&1
 check "make distdir" test -f "$DIST/configure"
-tar -C "$T" -czf "$R/SOURCES/$NAME-$VERSION.tar.gz" "$NAME-$VERSION"
+TARBALL="$R/SOURCES/$NAME-$VERSION.tar.gz"
+tar -C "$T" -czf "$TARBALL" "$NAME-$VERSION"
 rm -rf "$DIST"
-cp "$SPEC" "$R/SPECS/"
+check "the spec is in the tarball" sh -c "tar -tzf '$TARBALL' | grep -qx '$NAME-$VERSION/rpm/$NAME.spec'"
 t0=$(date +%s)
 # --noclean: keep the build tree for the make install comparison below
 # Without the make variables of a calling make check: its MAKEFLAGS carry
 # TESTS=..., which would reach the make check of the spec's %check.
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u TESTS \
-        rpmbuild -bb --nodeps --noclean --define "_topdir $R" --define "_smp_mflags -j2" \
-        "$R/SPECS/$NAME.spec" >"$T/rpmbuild.log" 2>&1
+        rpmbuild -tb --nodeps --noclean --define "_topdir $R" --define "_smp_mflags -j2" \
+        "$TARBALL" >"$T/rpmbuild.log" 2>&1
 rc=$?
 echo "# rpmbuild took $(( $(date +%s) - t0 )) s"
-check_eq "rpmbuild -bb succeeded" 0 "$rc"
+check_eq "rpmbuild -tb succeeded" 0 "$rc"
 [ "$rc" -eq 0 ] || tail -n 40 "$T/rpmbuild.log" | sed 's/^/#   /'
 check_not "no installed-but-unpackaged files" grep -q "Installed (but unpackaged) file(s) found" "$T/rpmbuild.log"
 check "the %check unit tests ran" grep -qE "^# PASS: +[1-9]" "$T/rpmbuild.log"
