@@ -9,11 +9,19 @@
 #    optional, PAM_SESSION_ERR under strict, the container untouched);
 #    "autogroup container-init" moves the container's processes into init/
 #    and enables cpu; then logins get groups with their weights; cleanup.
+# 1b. cgroup v2 with cpu, no container: a login's nested terminal (a setsid
+#    shell) runs "autogroup enter" and "status" without --root; they find
+#    root= from the module's AUTOGROUP_SESSION (verified against the real
+#    cgroup) and the terminal gets its sid-<pid> leaf; "idle yes" gives the
+#    user's group cpu.idle 1.
+# 1c. A clean container (nothing enabled by hand): container-init, then the
+#    same terminal inside a login there gets its sid-<pid> leaf.
 # 2. cgroup v1 with cpu and cpuacct mounted together (the usual layout of
 #    older distributions): cpu is taken out of cgroup v2 and bound to a v1
 #    "cpu,cpuacct" hierarchy; the module finds it through mountinfo, writes
 #    shares and quota, the helper's status shows CPU time from
-#    cpuacct.usage; cleanup. It changes the guest's cgroup setup, so it runs
+#    cpuacct.usage; a nested terminal's enter (no --root) gets its sid-<pid>
+#    leaf there; cleanup. It changes the guest's cgroup setup, so it runs
 #    last.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
@@ -41,10 +49,11 @@ field() { sed -n "s/^$1=//p" "$2" 2>/dev/null | head -n1; }
 
 add_user "${TAG}a"
 add_user "${TAG}b"
-UA="${TAG}a"; UB="${TAG}b"
-IA=$(id -u "$UA"); IB=$(id -u "$UB")
+add_user "${TAG}c"
+UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"
+IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC")
 CONF="$T/autogroup.conf"
-printf '*  weight  100\n%s  weight  400\n%s  max  150%%\n' "$UB" "$UB" >"$CONF"
+printf '*  weight  100\n%s  weight  400\n%s  max  150%%\n%s  idle  yes\n' "$UB" "$UB" "$UC" >"$CONF"
 chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
 printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' \
@@ -149,6 +158,107 @@ kill "$SVC" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$SVC" ] || break; s
 rm_cgroup_tree "$CT"
 check "the container's cgroups are removed" test ! -e "$CT"
 
+# A nested terminal's shell (setsid, so it leads its session) inside a login:
+# enter without the hint, enter and enter again with the module's
+# AUTOGROUP_SESSION, status with and without it; never --root.
+# \$1: where its files go, \$2: the cpu hierarchy's mount as the terminal sees it
+cat >"$T/tab.sh" <<TAB
+cg() { # the cpu hierarchy's line (v1), else the cgroup2 one
+        local l; l=\$(grep -E '^[0-9]+:([^:]*,)?cpu(,[^:]*)?:' /proc/self/cgroup | cut -d: -f3)
+        [ -n "\$l" ] || l=\$(sed -n 's/^0:://p' /proc/self/cgroup); echo "\$l"
+}
+echo "pid=\$\$ sid=\$(ps -o sid= -p \$\$ | tr -d ' ')"
+echo "hint=\${AUTOGROUP_SESSION:-}"
+echo "nohint=[\$(env -u AUTOGROUP_SESSION "$HELPER" enter --verbose --pid \$\$ 2>&1)] rc=\$? cg=\$(cg)"
+echo "enter=[\$("$HELPER" enter --verbose --pid \$\$ 2>&1)] rc=\$? cg=\$(cg)"
+echo "again=[\$("$HELPER" enter --verbose --pid \$\$ 2>&1)] rc=\$? cg=\$(cg)"
+echo "weight=\$(cat "\$2\$(cg)/cpu.weight" 2>/dev/null || cat "\$2\$(cg)/cpu.shares" 2>&1)"
+"$HELPER" status >"\$1.status" 2>&1; echo "status_rc=\$?"
+env -u AUTOGROUP_SESSION "$HELPER" status >"\$1.status-nohint" 2>&1
+TAB
+chmod 644 "$T/tab.sh"
+# term_cmd NAME MOUNT: run-user's command for a login whose agdrv output is $T/NAME.out
+# (a script file, so that nothing is expanded before the login exists): the
+# terminal with that login's AUTOGROUP_SESSION, its lines in $U/NAME.tab
+term_cmd() {
+        cat >"$T/$1.term" <<TERM
+export AUTOGROUP_SESSION="\$(sed -n 's/^AUTOGROUP_SESSION=//p' $T/$1.out)"
+setsid -w bash $T/tab.sh $U/$1 $2 >$U/$1.tab 2>&1 </dev/null
+TERM
+        chmod 644 "$T/$1.term"
+        echo "sh $T/$1.term"
+}
+# tab_checks NAME WHERE WEIGHT: the terminal of login NAME; WHERE is the cpu
+# hierarchy's mount as this script sees it, WEIGHT a new leaf's cpu.weight
+# (v2) or cpu.shares (v1)
+tab_checks() {
+        local n=$1 at=$2 w=$3 S P
+        S=$(field AUTOGROUP_SESSION "$T/$n.out"); P=$(field pid "$U/$n.tab" | cut -d' ' -f1)
+        sed "s/^/# $n: /" "$U/$n.tab"
+        check_eq "($n) login and logout: PAM_SUCCESS" "PAM_SUCCESS PAM_SUCCESS" "$(field open "$T/$n.out") $(field close "$T/$n.out")"
+        check "($n) the module's AUTOGROUP_SESSION names root=$ROOT (not the default)" grep -q "^AUTOGROUP_SESSION=/$ROOT/user-$IA/[^/]*\$" "$T/$n.out"
+        check_eq "($n) the terminal has it and leads its session" "$S $P sid=$P" "$(field hint "$U/$n.tab") $(field pid "$U/$n.tab")"
+        check_eq "($n) enter without the hint: the default root, nothing, exit 0" \
+                "[$P: not inside a pam_autogroup session of this user, nothing to do] rc=0 cg=$S/login" "$(field nohint "$U/$n.tab")"
+        check_eq "($n) enter (no --root): moved into its sid-$P leaf of the session of root=$ROOT" \
+                "[$P: moved into its leaf: $S/sid-$P] rc=0 cg=$S/sid-$P" "$(field enter "$U/$n.tab")"
+        check_eq "($n) enter again: already there" \
+                "[$P: already in its leaf, nothing to do: $S/sid-$P] rc=0 cg=$S/sid-$P" "$(field again "$U/$n.tab")"
+        check_eq "($n) the leaf is a cpu group of its own: weight $w" "$w" "$(field weight "$U/$n.tab")"
+        check_eq "($n) status (no --root): exit 0" 0 "$(field status_rc "$U/$n.tab")"
+        check "($n) status lists the session of root=$ROOT" grep -q "$(basename "$S")" "$U/$n.status"
+        check "($n)   and the terminal's leaf" grep -q "sid-$P" "$U/$n.status"
+        check_not "($n) status without the hint: not that session" grep -q "$(basename "$S")" "$U/$n.status-nohint"
+        check "($n) the leaf went with the session at logout" test ! -e "$at$S"
+}
+
+section "1b. cgroup v2 with cpu, no container: a nested terminal finds root= from AUTOGROUP_SESSION"
+"$AGDRV" --pam "$T" agtest "$UA" open env cgroup run-user "$(term_cmd v2 "$CG2")" close cgroup >"$T/v2.out" 2>&1
+tab_checks v2 "$CG2" 100
+# idle yes: the user's group gets cpu.idle 1 (cpu.weight and cpu.max: tests/guest/test-v2.sh)
+"$AGDRV" --pam "$T" agtest "$UC" open env run-user "cat $CG2/$ROOT/user-$IC/cpu.idle >$U/idle.c" close >"$T/idle.out" 2>&1
+check_eq "idle yes: the user's group has cpu.idle 1 (v2)" "PAM_SUCCESS 1" "$(field open "$T/idle.out") $(cat "$U/idle.c" 2>/dev/null)"
+check_eq "the user groups are gone" "" "$(ls -d "$CG2/$ROOT"/user-* 2>/dev/null)"
+rm_cgroup_tree "$CG2/$ROOT"     # (section 2 needs a v2 tree without cpu users)
+
+section "1c. a clean container: container-init (nothing enabled by hand), then a terminal's leaf"
+CT2="$CG2/agct2-$$"
+AG_CGROOTS="$AG_CGROOTS $CT2"
+mkdir "$CT2"
+cat >"$T/container2.sh" <<CONTAINER
+set -u
+mount -t tmpfs agct /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup || exit 3
+sleep 600 & echo \$! >$T/c2.svc
+cat /sys/fs/cgroup/cgroup.subtree_control >$T/c2.subtree-before
+find /sys/fs/cgroup -mindepth 1 -maxdepth 1 -type d >$T/c2.dirs-before
+"$HELPER" container-init >$T/c2.init 2>&1; echo \$? >$T/c2.init.rc
+sed -n 's/^0:://p' /proc/self/cgroup >$T/c2.selfcg
+"$AGDRV" --pam "$T" agtest $UA open env cgroup run-user "$(term_cmd c2 /sys/fs/cgroup)" close cgroup >$T/c2.out 2>&1
+CONTAINER
+sh -c "echo \$\$ >$CT2/cgroup.procs && unshare -C -m --propagation private bash $T/container2.sh; echo \$? >$T/c2.rc" \
+        >"$T/c2.sh.out" 2>&1 &
+C2PID=$!; track_pid "$C2PID"
+for _ in $(seq 2400); do [ -d "/proc/$C2PID" ] || break; sleep 0.05; done
+wait "$C2PID" 2>/dev/null
+[ -s "$T/c2.sh.out" ] && sed 's/^/# container: /' "$T/c2.sh.out"
+check_eq "the container's script ran to its end" 0 "$(cat "$T/c2.rc" 2>/dev/null)"
+SVC2=$(cat "$T/c2.svc" 2>/dev/null); track_pid "$SVC2"
+check_eq "the clean container has not enabled cpu for its children" "" "$(tr -d ' \n' <"$T/c2.subtree-before" 2>/dev/null)"
+check_eq "  and has no child cgroup" "" "$(cat "$T/c2.dirs-before" 2>/dev/null)"
+check_eq "container-init: exit 0" 0 "$(cat "$T/c2.init.rc" 2>/dev/null)"
+check "  moved the container's processes into init/ and enabled cpu" \
+        grep -qE "^moved [0-9]+ process(es)? into /sys/fs/cgroup/init; cpu enabled below /sys/fs/cgroup\$" "$T/c2.init"
+check "  the service is in init/" grep -qx "$SVC2" "$CT2/init/cgroup.procs"
+check_eq "  the container sees itself in /init" "/init" "$(cat "$T/c2.selfcg" 2>/dev/null)"
+check "  cpu enabled in the container root's cgroup.subtree_control" grep -qw cpu "$CT2/cgroup.subtree_control"
+check_eq "the login in the container: the caller in its session's login/" \
+        "$(field AUTOGROUP_SESSION "$T/c2.out")/login" "$(field cgroup "$T/c2.out")"
+tab_checks c2 "$CT2" 100
+check_eq "the user groups are gone" "" "$(ls -d "$CT2/$ROOT"/user-* 2>/dev/null)"
+kill "$SVC2" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$SVC2" ] || break; sleep 0.05; done
+rm_cgroup_tree "$CT2"
+check "the container's cgroups are removed" test ! -e "$CT2"
+
 section "2. cgroup v1 with cpu and cpuacct mounted together"
 # cpu can be bound to a v1 hierarchy only when no v2 cgroup uses it: this
 # guest has no other cgroups now, so turn it off at the v2 root.
@@ -204,6 +314,8 @@ check "status: the session's CPU used is a number > 0 (got '$cpu')" test "$cpu" 
 check "status (text): the session's row ends with a time, not '-'" grep -qE "$(basename "$S") .*[0-9](ms|s)\$" "$T/v1.status"
 as_user "$UB" "echo 262144 > $V1$S/cpu.shares" 2>/dev/null
 check_eq "the user cannot raise the session's shares" 1024 "$(cat "$V1$S/cpu.shares" 2>/dev/null)"
+"$AGDRV" --pam "$T" agtest "$UA" open env cgroup run-user "$(term_cmd v1t "$V1")" close cgroup >"$T/v1t.out" 2>&1
+tab_checks v1t "$V1" 1024
 kill "$VS" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$VS" ] || break; sleep 0.05; done
 touch "$T/v1.go"; wait "$PV1" 2>/dev/null
 check_eq "logout: PAM_SUCCESS" "PAM_SUCCESS" "$(field close "$T/v1.out")"
