@@ -75,9 +75,9 @@ static void usage(FILE *f) {
               "                                  processes into a leaf (default " AG_CONTAINER_LEAF ") and enable cpu\n"
               "\n"
               "Options:\n"
-              "  --root NAME        the subtree below the cpu hierarchy root (default: for enter\n"
-              "                     and status the module's root= from AUTOGROUP_SESSION when the\n"
-              "                     caller's cgroup confirms it, else " AG_ROOT_DEFAULT ")\n"
+              "  --root NAME        the subtree below the cpu hierarchy root (default: for enter,\n"
+              "                     status, run and set the module's root= from AUTOGROUP_SESSION\n"
+              "                     when the caller's cgroup confirms it, else " AG_ROOT_DEFAULT ")\n"
               "  --hierarchy PATH   use the cgroup filesystem mounted at PATH\n"
               "  -h, --help         this text\n"
               "  --version          the version\n",
@@ -89,7 +89,7 @@ static int find_hierarchy(const Args *a, AgHierarchy **ret) {
 }
 
 /* The subtree a verb that acts in the caller's own session works on (enter,
- * status, run): --root when given; otherwise the module's root= from
+ * status, run, set): --root when given; otherwise the module's root= from
  * AUTOGROUP_SESSION when the caller's real cgroup confirms it (lib/hint.c);
  * otherwise the default. buf holds AG_ROOT_NAME_MAX + 1 bytes. */
 static const char *session_root(const Args *a, const AgHierarchy *h, char *buf, size_t size) {

@@ -8,7 +8,7 @@
  * hint: it is used when the process really sits at that path or below it
  * (its own line in /proc/PID/cgroup, read by the kernel) and <root> and
  * user-<uid> are root-owned groups, as the module makes them. The helper's
- * verbs that act in the caller's own session (enter, status, run) take the
+ * verbs that act in the caller's own session (enter, status, run, set) take the
  * root from here when --root is not given. */
 
 #include <stddef.h>

@@ -16,6 +16,10 @@
 #    user's group cpu.idle 1.
 # 1c. A clean container (nothing enabled by hand): container-init, then the
 #    same terminal inside a login there gets its sid-<pid> leaf.
+# 1d. A container whose runtime does not delegate cpu: the login goes on
+#    (PAM_IGNORE; PAM_SESSION_ERR under strict) with one log line, enter does
+#    nothing, container-init fails and creates nothing.
+# 1e. No cgroup file system: the same for the login, enter does nothing.
 # 2. cgroup v1 with cpu and cpuacct mounted together (the usual layout of
 #    older distributions): cpu is taken out of cgroup v2 and bound to a v1
 #    "cpu,cpuacct" hierarchy; the module finds it through mountinfo, writes
@@ -258,6 +262,55 @@ check_eq "the user groups are gone" "" "$(ls -d "$CT2/$ROOT"/user-* 2>/dev/null)
 kill "$SVC2" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$SVC2" ] || break; sleep 0.05; done
 rm_cgroup_tree "$CT2"
 check "the container's cgroups are removed" test ! -e "$CT2"
+
+section "1d. a container whose runtime does not delegate cpu (cgroup v2 without cpu offered)"
+# $NC gets cpu from the root but passes nothing on, so its child ct/, the
+# container's root, does not offer cpu
+NC="$CG2/agnc-$$"
+AG_CGROOTS="$AG_CGROOTS $NC"
+mkdir -p "$NC/ct"
+: >"$SYSLOG"
+cat >"$T/container3.sh" <<CONTAINER
+set -u
+mount -t tmpfs agct /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup || exit 3
+cat /sys/fs/cgroup/cgroup.controllers >$T/c3.controllers
+"$AGDRV" --pam "$T" agprobe $UA open cgroup close >$T/c3.probe 2>&1
+"$AGDRV" --pam "$T" agstrict $UA open close >$T/c3.strict 2>&1
+setpriv --reuid=$IA --regid=$(id -g "$UA") --init-groups setsid -w sh -c '"$HELPER" enter --verbose --pid \$\$; echo rc=\$?' >$T/c3.enter 2>&1
+"$HELPER" container-init >$T/c3.init 2>&1; echo \$? >$T/c3.init.rc
+find /sys/fs/cgroup -mindepth 1 -type d >$T/c3.dirs
+CONTAINER
+sh -c "echo \$\$ >$NC/ct/cgroup.procs && unshare -C -m --propagation private bash $T/container3.sh; echo \$? >$T/c3.rc" \
+        >"$T/c3.sh.out" 2>&1
+[ -s "$T/c3.sh.out" ] && sed 's/^/# container: /' "$T/c3.sh.out"
+sed 's/^/# enter: /' "$T/c3.enter" 2>/dev/null; sed 's/^/# container-init: /' "$T/c3.init" 2>/dev/null
+check_eq "the container's script ran to its end" 0 "$(cat "$T/c3.rc" 2>/dev/null)"
+check_not "the container's root does not offer cpu" grep -qw cpu "$T/c3.controllers"
+check_eq "login, module optional: PAM_IGNORE (through the probe stack)" "PAM_SUCCESS" "$(field open "$T/c3.probe")"
+check_eq "  the caller stayed where it was" "/" "$(field cgroup "$T/c3.probe")"
+check_eq "  required + strict: PAM_SESSION_ERR" "PAM_SESSION_ERR" "$(field open "$T/c3.strict")"
+log_has "  logged: no cpu controller" "no cpu controller available \\(cgroup2 at /sys/fs/cgroup lacks cpu\\), session not grouped"
+check "enter in a session-leading shell: nothing to do, exit 0" grep -qx "rc=0" "$T/c3.enter"
+check "  (--verbose says why)" grep -q "nothing to do" "$T/c3.enter"
+check_eq "container-init: exit 1, the runtime has to delegate cpu" "1 yes" \
+        "$(cat "$T/c3.init.rc" 2>/dev/null) $(grep -q 'does not offer the cpu controller' "$T/c3.init" && echo yes)"
+check_eq "nothing was created in the container" "" "$(cat "$T/c3.dirs" 2>/dev/null)"
+rm_cgroup_tree "$NC"
+check "the container's cgroups are removed" test ! -e "$NC"
+
+section "1e. no cgroup file system (a mount namespace with an empty /sys/fs/cgroup)"
+: >"$SYSLOG"
+unshare -m --propagation private sh -c "mount -t tmpfs none /sys/fs/cgroup || exit 3
+        '$AGDRV' --pam '$T' agprobe $UA open cgroup close >$T/nf.probe 2>&1
+        '$AGDRV' --pam '$T' agstrict $UA open close >$T/nf.strict 2>&1
+        setpriv --reuid=$IA --regid=$(id -g "$UA") --init-groups setsid -w sh -c '\"$HELPER\" enter --verbose --pid \$\$; echo rc=\$?' >$T/nf.enter 2>&1" \
+        >"$T/nf.out" 2>&1
+echo "# rc $?: $(cat "$T/nf.out")"
+sed 's/^/# enter: /' "$T/nf.enter" 2>/dev/null
+check_eq "login, module optional: PAM_IGNORE (through the probe stack)" "PAM_SUCCESS" "$(field open "$T/nf.probe")"
+check_eq "  required + strict: PAM_SESSION_ERR" "PAM_SESSION_ERR" "$(field open "$T/nf.strict")"
+log_has "  logged: no cgroup file system" "no cgroup filesystem is mounted, session not grouped"
+check_eq "enter: nothing to do (no cgroup hierarchy), exit 0" "no cgroup hierarchy: nothing to do rc=0" "$(tr '\n' ' ' <"$T/nf.enter" | sed 's/ $//')"
 
 section "2. cgroup v1 with cpu and cpuacct mounted together"
 # cpu can be bound to a v1 hierarchy only when no v2 cgroup uses it: this

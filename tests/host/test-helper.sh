@@ -137,6 +137,8 @@ out=$(as_user "$UA" "setsid sh -c 'AUTOGROUP_SESSION=$S1 $AG enter --pid \$\$; e
 check_eq "AUTOGROUP_SESSION in the environment is not trusted" "rc=0 1:cpu:/" "$(echo $out)"
 out=$(unshare -m --propagation private sh -c "mount -t tmpfs none /sys/fs/cgroup && setsid sh -c '$AG enter --pid \$\$'" 2>&1); rc=$?
 check_eq "no cgroup filesystem at all: exit 0, no output" "0:" "$rc:$out"
+out=$(unshare -m --propagation private sh -c "mount -t tmpfs none /sys/fs/cgroup && setsid sh -c '$AG enter --verbose --pid \$\$'" 2>&1); rc=$?
+check_eq "  because there is no cgroup hierarchy (--verbose)" "0:no cgroup hierarchy: nothing to do" "$rc:$out"
 
 echo "# 4. the session hook"
 hook_cg() { # hook_cg DESCRIPTION EXPECTED-PATTERN SHELL-COMMAND: run as the user inside session a1

@@ -16,6 +16,7 @@
 #     manager (autogroup-sid-<sid>.scope, cpu.weight 100) and share the CPU as
 #     two groups; enter is idempotent, ignores non-leaders and other users'
 #     processes; after logout no scope, process or slice is left
+#   - the latency class applies in systemd mode (G: latency batch)
 #   - enter when the user manager cannot answer (stopped, its sockets gone;
 #     a private socket or user bus whose listener accepts and never replies):
 #     exit 0, nothing printed, the shell stays in its session scope, and it
@@ -67,6 +68,7 @@ cat >/etc/security/autogroup.conf <<CONF
 $UA    weight  200
 $UB    max     150%
 $UC    idle    yes
+$UG    latency batch
 CONF
 chmod 644 /etc/security/autogroup.conf
 cp /etc/pam.d/sshd "$T/sshd.orig"
@@ -338,6 +340,7 @@ echo "cg=\$cg0 \$cg1 \$cg2"
 EOS
 cat >"$TT/g.sh" <<EOS
 echo "xdg=\$XDG_SESSION_ID agm=\$AUTOGROUP_MODE login=\$\$ bus=\${DBUS_SESSION_BUS_ADDRESS:-}"
+echo "sched=\$(chrt -p \$\$ | sed -n 's/.*scheduling policy: //p')"
 for v in none private bus; do
         while [ ! -e $TT/g.\$v.go ]; do sleep 0.2; done
         setsid -w bash $TT/g-tab.sh >$TT/g.\$v.tmp 2>&1 </dev/null; mv $TT/g.\$v.tmp $TT/g.\$v.out
@@ -369,6 +372,8 @@ sed 's/^/#   G: /' "$T/g.out"
 XG=$(sed -n 's/^xdg=\([^ ]*\) .*/\1/p' "$T/g.out")
 GSCOPE="/user.slice/user-$IG.slice/session-$XG.scope"
 check "G's login exported AUTOGROUP_MODE=systemd" grep -q "^xdg=$XG agm=systemd " "$T/g.out"
+check_eq "the latency class applies in systemd mode: G's login shell (latency batch) runs SCHED_BATCH" \
+        SCHED_BATCH "$(sed -n 's/^sched=//p' "$T/g.out")"
 systemctl stop "user@$IG.service"
 check "user@$IG.service stopped (the session stays)" waitfor 60 sh -c "[ \"\$(systemctl show user@$IG.service -p ActiveState --value)\" = inactive ] && loginctl show-session $XG >/dev/null"
 rm -f "$RUNG/systemd/private" "$RUNG/bus"
