@@ -24,7 +24,8 @@
 #   vmlib/<flavour>/      a flavour's own artefacts (the systemd root fs)
 # Builds take an exclusive flock on the artefact's .lock, guests a shared one.
 #
-# env: VMCACHE, VM_ACCEL=auto|kvm|tcg, VM_CPU_KVM (host), KERNEL_META
+# env: VMCACHE, VM_ACCEL=auto|kvm|tcg, VM_TCG_THREAD=multi|single (TCG: one
+#      host thread per vCPU, or all vCPUs on one), VM_CPU_KVM (host), KERNEL_META
 #      (linux-image-amd64), VM_KERNEL_ARGS, VM_BOOT_BZIMAGE=1, VM_NICE (19)
 # shellcheck shell=bash
 
@@ -64,7 +65,7 @@ vm_accel_args() {
         [ "$want" = kvm ] && die "KVM requested but qemu -enable-kvm -cpu $VM_CPU_KVM failed"
         log "KVM not usable, falling back to TCG"
     fi
-    echo "-accel tcg,thread=multi -cpu max"
+    echo "-accel tcg,thread=${VM_TCG_THREAD:-multi} -cpu max"
 }
 
 # Print the commands the guests need that are missing (empty: all there).

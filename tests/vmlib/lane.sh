@@ -83,8 +83,9 @@ lane_share() {
 # LANE_STALL seconds (default 300) is stopped. Under TCG such a hang is the
 # emulator's (CI once saw both vCPUs of a guest spin in the kernel for 600 s
 # in an unrelated bash and agdrv, first seconds of the first test): the guest
-# is then booted once more, and the report says so with the first boot's
-# console lines. A guest test that fails, or a second hang, is never retried.
+# is then booted once more, under single-threaded TCG where TCG is used (no
+# multi-threaded TCG races; slower), and the report says so with the first
+# boot's console lines. A guest test that fails, or a second hang, is never retried.
 lane_run() {
     LANE_TIMEOUT=$1; local test=$2; shift 2
     local vars=() attempt hang
@@ -99,6 +100,9 @@ lane_run() {
         hang=$(lane_hang_reason)
         [ -n "$hang" ] && [ "$attempt" = 1 ] || return 0
         LANE_RETRIED="the first boot hung after $(lane_secs $((LANE_T2 - LANE_T1))) s ($hang)"
+        # the second boot under single-threaded TCG (all vCPUs on one host
+        # thread): slower, but none of multi-threaded TCG's races
+        export VM_TCG_THREAD=single
         mv "$R/console.log" "$R/console.1.log"
         [ -f "$R/guest.log" ] && mv "$R/guest.log" "$R/guest.1.log"
     done
@@ -157,7 +161,7 @@ lane_report() {
     fi
     echo "# ${ready#=== }"
     if [ -n "${LANE_RETRIED:-}" ]; then
-        echo "# guest: $LANE_RETRIED; booted once more. The first boot's console:"
+        echo "# guest: $LANE_RETRIED; booted once more (single-threaded TCG). The first boot's console:"
         grep -av '^\(ok\|not ok\|#\)' "$R/console.1.log" | tail -n 40 | sed 's/^/# console 1: /'
     fi
     # everything the guest test printed except a closing summary line
