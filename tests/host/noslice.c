@@ -70,38 +70,41 @@ int openat(int dirfd, const char *path, int flags, ...);
 int openat64(int dirfd, const char *path, int flags, ...);
 int faccessat(int dirfd, const char *path, int mode, int flags);
 
+typedef int (*openat_fn)(int, const char *, int, ...);
+
+/* openat() and openat64() alike: the mode taken from the variadic argument by
+ * the caller, the real function (looked up once as sym) for all but cpu.idle. */
+static int openat_unless_idle(openat_fn *real, const char *sym, int dirfd, const char *path, int flags,
+                              mode_t mode) {
+        if (hide_idle(path)) {
+                errno = ENOENT;
+                return -1;
+        }
+        if (!*real)
+                *real = (openat_fn) dlsym(RTLD_NEXT, sym);
+        return (*real)(dirfd, path, flags, mode);
+}
+
 int openat(int dirfd, const char *path, int flags, ...) {
-        static int (*real)(int, const char *, int, ...);
+        static openat_fn real;
         va_list ap;
         mode_t mode;
 
         va_start(ap, flags);
         mode = open_mode(flags, ap);
         va_end(ap);
-        if (hide_idle(path)) {
-                errno = ENOENT;
-                return -1;
-        }
-        if (!real)
-                real = (int (*)(int, const char *, int, ...)) dlsym(RTLD_NEXT, "openat");
-        return real(dirfd, path, flags, mode);
+        return openat_unless_idle(&real, "openat", dirfd, path, flags, mode);
 }
 
 int openat64(int dirfd, const char *path, int flags, ...) {
-        static int (*real)(int, const char *, int, ...);
+        static openat_fn real;
         va_list ap;
         mode_t mode;
 
         va_start(ap, flags);
         mode = open_mode(flags, ap);
         va_end(ap);
-        if (hide_idle(path)) {
-                errno = ENOENT;
-                return -1;
-        }
-        if (!real)
-                real = (int (*)(int, const char *, int, ...)) dlsym(RTLD_NEXT, "openat64");
-        return real(dirfd, path, flags, mode);
+        return openat_unless_idle(&real, "openat64", dirfd, path, flags, mode);
 }
 
 int faccessat(int dirfd, const char *path, int mode, int flags) {

@@ -250,36 +250,34 @@ static void test_scope_no_socket(void **state) {
         assert_true(why[0] != 0);
 }
 
-static void test_scope_private_never_answers(void **state) {
-        const Dirs *d = *state;
+/* A listener at socket_path that never answers: the attempt ends at its
+ * deadline with -ETIMEDOUT and a reason. */
+static void check_never_answers(const Dirs *d, const char *socket_path, const char *what) {
         char why[256] = "";
         int fd, r;
 
-        fd = silent_listener(d->priv);
+        fd = silent_listener(socket_path);
         r = start_scope(d, why, sizeof why);
         close(fd);
         if (r == -EOPNOTSUPP)
                 skip();
-        print_message("# private socket that never answers: %d (%s)\n", r, why);
+        print_message("# %s: %d (%s)\n", what, r, why);
         assert_int_equal(r, -ETIMEDOUT);
         assert_true(why[0] != 0);
 }
 
+static void test_scope_private_never_answers(void **state) {
+        const Dirs *d = *state;
+
+        check_never_answers(d, d->priv, "private socket that never answers");
+}
+
 static void test_scope_user_bus_never_answers(void **state) {
         const Dirs *d = *state;
-        char why[256] = "";
-        int fd, r;
 
         /* no private socket: the user bus is tried, and hangs */
         (void) unlink(d->priv);
-        fd = silent_listener(d->bus);
-        r = start_scope(d, why, sizeof why);
-        close(fd);
-        if (r == -EOPNOTSUPP)
-                skip();
-        print_message("# no private socket, a user bus that never answers: %d (%s)\n", r, why);
-        assert_int_equal(r, -ETIMEDOUT);
-        assert_true(why[0] != 0);
+        check_never_answers(d, d->bus, "no private socket, a user bus that never answers");
 }
 
 int main(void) {
