@@ -91,10 +91,13 @@ lane_run() {
     local vars=() attempt hang
     while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
     [ $# -gt 0 ] && shift
+    # what vm-run.sh runs in the guest, the same for both boots
+    LANE_GUEST_CMD=(env abs_top_srcdir="$src" abs_top_builddir="$build" ${vars[@]+"${vars[@]}"}
+        bash -c 't=$1 r=$2; shift 2; bash "$t" "$@" >"$r/guest.log" 2>&1; echo $? >"$r/rc"' _ "$test" "$R" "$@")
     LANE_RETRIED=""
     for attempt in 1 2; do
         rm -f "$R/rc" "$R/guest.log"
-        lane_boot "$test" ${vars[@]+"${vars[@]}"} -- "$@"
+        lane_boot
         LANE_T2=$(lane_now_ms)
         [ -f "$R/rc" ] && return 0
         hang=$(lane_hang_reason)
@@ -108,19 +111,14 @@ lane_run() {
     done
 }
 
-# One boot (lane_run's arguments): vm-run.sh in the background, watched for
+# One boot of LANE_GUEST_CMD: vm-run.sh in the background, watched for
 # progress every 5 s. LANE_VRC is its status (124 on TIMEOUT, 125 when the
 # guest stopped without a status).
 lane_boot() {
-    local test=$1; shift
-    local vars=() pid sid size last_size=-1 last_change now
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
+    local pid sid size last_size=-1 last_change now
     # a session of its own, so that a stalled boot is stopped as a whole
     (cd "$R" && exec setsid bash "$LANE_DIR/vm-run.sh" -t "$LANE_TIMEOUT" ${LANE_SHARES[@]+"${LANE_SHARES[@]}"} --rw "$R" -- \
-        env abs_top_srcdir="$src" abs_top_builddir="$build" ${vars[@]+"${vars[@]}"} \
-        bash -c 't=$1 r=$2; shift 2; bash "$t" "$@" >"$r/guest.log" 2>&1; echo $? >"$r/rc"' _ "$test" "$R" "$@") \
-        >"$R/console.log" 2>&1 &
+        "${LANE_GUEST_CMD[@]}") >"$R/console.log" 2>&1 &
     pid=$!
     LANE_STALLED=0
     last_change=$(lane_now_ms)
