@@ -83,16 +83,19 @@ int ag_acct_find(const AgHierarchy *h, AgAcctSource *ret_source, char **ret_moun
         char *m = NULL;
         int r;
 
-        if (h->version == 2) {
+        if (h->version == 2 || h->cpuacct == AG_CPUACCT_WITH_CPU) {
                 *ret_source = AG_ACCT_IN_CPU;
                 return 0;
         }
-        r = ag_hierarchy_open(h, &fd);
-        if (r < 0)
-                return r;
-        if (has_file(fd, "cpuacct.usage")) {
-                *ret_source = AG_ACCT_IN_CPU;
-                return 0;
+        /* Finding the hierarchy usually told already (no second look). */
+        if (h->cpuacct == AG_CPUACCT_UNKNOWN) {
+                r = ag_hierarchy_open(h, &fd);
+                if (r < 0)
+                        return r;
+                if (has_file(fd, "cpuacct.usage")) {
+                        *ret_source = AG_ACCT_IN_CPU;
+                        return 0;
+                }
         }
         /* The usual place first: no mountinfo to read at every login. */
         if (is_cpuacct_only(CPUACCT_MOUNT))
@@ -257,7 +260,8 @@ static bool path_is_below(const char *path, const char *prefix) {
         return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
 }
 
-int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, const char **ret_what) {
+int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, const char *origin_known,
+                        const char **ret_what) {
         _cleanup_free_ char *copy = NULL, *origin = NULL, *saved = NULL;
         int fds[MAX_LEVELS] = { -1, -1, -1, -1, -1, -1, -1, -1 };
         bool created[MAX_LEVELS] = {};
@@ -282,7 +286,10 @@ int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, cons
                 what = "split the session path";
                 goto fail;
         }
-        (void) ag_cg_pid_controller_path(pid, "cpuacct", &origin);
+        if (origin_known)
+                origin = strdup(origin_known);
+        else
+                (void) ag_cg_pid_controller_path(pid, "cpuacct", &origin);
 
         for (unsigned attempt = 0;; attempt++) {
                 _cleanup_close_ int mfd = open(a->mount, DIR_FLAGS);
@@ -295,7 +302,10 @@ int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, cons
                         goto fail;
                 }
                 for (i = 0; i < n; i++) {
-                        r = ag_cg_mkdir_open(i == 0 ? mfd : fds[i - 1], comp[i], &created[i], &fds[i]);
+                        /* <root> is there but for the very first login */
+                        r = i == 0 ? ag_cg_open(mfd, comp[0], &fds[0]) : -ENOENT;
+                        if (r == -ENOENT)
+                                r = ag_cg_mkdir_open(i == 0 ? mfd : fds[i - 1], comp[i], &created[i], &fds[i]);
                         if (r < 0)
                                 break;
                         if (created[i])
@@ -362,7 +372,7 @@ int ag_acct_usage(const AgHierarchy *h, const AgAcct *a, const char *path, AgCpu
         }
 }
 
-int ag_acct_mirror_close(const AgAcct *a, pid_t pid) {
+int ag_acct_mirror_close(const AgAcct *a, pid_t pid, const char *current_known, AgCpuUsage *ret_usage) {
         _cleanup_free_ char *copy = NULL, *current = NULL;
         _cleanup_close_ int mfd = -1;
         int fds[MAX_LEVELS] = { -1, -1, -1, -1, -1, -1, -1, -1 };
@@ -379,12 +389,18 @@ int ag_acct_mirror_close(const AgAcct *a, pid_t pid) {
                 return negative_errno();
 
         /* Leave the mirror first, or its removal fails with EBUSY. */
-        if (ag_cg_pid_controller_path(pid, "cpuacct", &current) >= 0 && path_is_below(current, a->path)) {
+        if (!current_known && ag_cg_pid_controller_path(pid, "cpuacct", &current) >= 0)
+                current_known = current;
+        if (current_known && path_is_below(current_known, a->path)) {
                 _cleanup_close_ int ofd = -1;
 
                 r = -ENOENT;
-                if (a->origin && !path_is_below(a->origin, a->path) && ag_cg_open_path(mfd, a->origin, &ofd) >= 0)
-                        r = ag_cg_attach(ofd, pid);
+                if (a->origin && !path_is_below(a->origin, a->path)) {
+                        if (strcmp(a->origin, "/") == 0)
+                                r = ag_cg_attach(mfd, pid);
+                        else if (ag_cg_open_path(mfd, a->origin, &ofd) >= 0)
+                                r = ag_cg_attach(ofd, pid);
+                }
                 if (r < 0)
                         (void) ag_cg_attach(mfd, pid);
         }
@@ -404,6 +420,14 @@ int ag_acct_mirror_close(const AgAcct *a, pid_t pid) {
                 }
         }
         int parent = n >= 2 ? fds[n - 2] : mfd;
+        /* What the session used, read on the way (the mirror's counters go with it). */
+        if (ret_usage) {
+                _cleanup_close_ int sfd = -1;
+                AgCpuUsage u;
+
+                if (ag_cg_open(parent, comp[n - 1], &sfd) >= 0 && ag_acct_read_group(1, sfd, &u) >= 0)
+                        *ret_usage = u;
+        }
         result = 0;
         if (unlinkat(parent, comp[n - 1], AT_REMOVEDIR) < 0 && errno != ENOENT)
                 result = errno == EBUSY || errno == ENOTEMPTY ? -EBUSY : negative_errno();

@@ -60,9 +60,12 @@ int ag_acct_start(const AgHierarchy *h, AgAcct **ret);
 /* AG_ACCT_MIRROR: makes the mirror of path (the session's, or the user
  * group's with "sessions no") and moves pid into it. sweep: path's parent is
  * the user's own group (sessions yes), so this user's emptied mirrors there
- * are removed too. A no-op (0) for other sources. On failure nothing new is
- * left and *ret_what names the step. */
-int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, const char **ret_what);
+ * are removed too. origin: pid's cpuacct group before, when the caller
+ * read it already (ag_cg_pid_paths(), as ag_session_open() does; NULL: read
+ * here). A no-op (0) for other sources. On failure nothing new is left and
+ * *ret_what names the step. */
+int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, const char *origin,
+                        const char **ret_what);
 
 /* The CPU time so far of the session at path (in the cpu hierarchy h). */
 int ag_acct_usage(const AgHierarchy *h, const AgAcct *a, const char *path, AgCpuUsage *ret);
@@ -71,9 +74,13 @@ int ag_acct_usage(const AgHierarchy *h, const AgAcct *a, const char *path, AgCpu
 uint64_t ag_acct_wall_usec(const AgAcct *a);
 
 /* Moves pid out of the mirror (back where it came from) and removes the
- * mirror when empty, then this user's other emptied mirrors. 0 when gone (or
- * no mirror), -EBUSY when it still holds processes. */
-int ag_acct_mirror_close(const AgAcct *a, pid_t pid);
+ * mirror when empty, then this user's other emptied mirrors. current: pid's
+ * cpuacct group when the caller read it already (ag_cg_pid_paths(); NULL:
+ * read here). ret_usage (may be NULL): the mirror's CPU time, read on the
+ * way before its removal, so that a close reads the mirror once; left
+ * untouched when it cannot be read. 0 when gone (or no mirror), -EBUSY when
+ * it still holds processes. */
+int ag_acct_mirror_close(const AgAcct *a, pid_t pid, const char *current, AgCpuUsage *ret_usage);
 
 /* Removes the emptied mirrors of one user ("<root>/user-<uid>/...") and the
  * user's mirror group once empty. Bounded by that user's own groups. */

@@ -97,13 +97,19 @@ static int v2_root_has_cpu(const char *mountpoint) {
         return ag_has_token(buf, " ", "cpu");
 }
 
+/* v1: where cpuacct is, seen from a directory of the cpu hierarchy. */
+static AgCpuacctPlace v1_cpuacct_place(int fd) {
+        return faccessat(fd, "cpuacct.usage", F_OK, AT_SYMLINK_NOFOLLOW) == 0 ? AG_CPUACCT_WITH_CPU
+                                                                               : AG_CPUACCT_APART;
+}
+
 /* Is the directory fd the root of a cgroup hierarchy (as mountinfo would
  * show it: root "/", not a bind mount of a sub-group) with the cpu
  * controller? 1 with *ret_version set, 0 no or cannot tell. Only files the
  * kernel puts in a hierarchy's root group tell: v1 "cgroup.sane_behavior"
  * (root only) and "cpu.shares" (cpu controller); v2 no "cgroup.events"
  * (every group but the root has one) and "cpu" in cgroup.controllers. */
-static int probe_cpu_root(int fd, int *ret_version) {
+static int probe_cpu_root(int fd, int *ret_version, AgCpuacctPlace *ret_cpuacct) {
         struct statfs sfs;
         char buf[512];
 
@@ -114,6 +120,7 @@ static int probe_cpu_root(int fd, int *ret_version) {
                     faccessat(fd, "cgroup.sane_behavior", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
                         return 0;
                 *ret_version = 1;
+                *ret_cpuacct = v1_cpuacct_place(fd);
                 return 1;
         }
         if ((unsigned long) sfs.f_type == (unsigned long) CGROUP2_SUPER_MAGIC) {
@@ -148,6 +155,7 @@ static int hierarchy_well_known(AgHierarchy **ret) {
 
         for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
                 _cleanup_close_ int fd = -1;
+                AgCpuacctPlace cpuacct = AG_CPUACCT_UNKNOWN;
                 int version = 0;
 
                 /* the first is a tmpfs on v1 and hybrid hosts: no need to open it */
@@ -155,13 +163,15 @@ static int hierarchy_well_known(AgHierarchy **ret) {
                                (unsigned long) sfs.f_type != (unsigned long) CGROUP2_SUPER_MAGIC))
                         continue;
                 fd = open(paths[i], DIR_FLAGS);
-                if (fd < 0 || probe_cpu_root(fd, &version) <= 0)
+                if (fd < 0 || probe_cpu_root(fd, &version, &cpuacct) <= 0)
                         continue;
 
                 AgHierarchy *h = calloc(1, sizeof *h);
                 if (!h)
                         return -ENOMEM;
-                *h = (AgHierarchy) { .version = version, .mount = strdup(paths[i]), .has_cpu = true };
+                *h = (AgHierarchy) {
+                        .version = version, .mount = strdup(paths[i]), .has_cpu = true, .cpuacct = cpuacct,
+                };
                 if (!h->mount) {
                         free(h);
                         return -ENOMEM;
@@ -174,6 +184,7 @@ static int hierarchy_well_known(AgHierarchy **ret) {
 
 int ag_hierarchy_find(const char *mountinfo, AgHierarchy **ret) {
         _cleanup_free_ char *v2_cpu = NULL, *v1_cpu = NULL, *v2_nocpu = NULL, *line = NULL;
+        AgCpuacctPlace v1_cpuacct = AG_CPUACCT_UNKNOWN;
         FILE *f;
         size_t allocated = 0;
 
@@ -208,6 +219,9 @@ int ag_hierarchy_find(const char *mountinfo, AgHierarchy **ret) {
                                 fclose(f);
                                 return -ENOMEM;
                         }
+                        if (v1_cpuacct == AG_CPUACCT_UNKNOWN)
+                                v1_cpuacct = ag_has_token(opts, ",", "cpuacct") ? AG_CPUACCT_WITH_CPU
+                                                                                : AG_CPUACCT_APART;
                 }
         }
         fclose(f);
@@ -218,7 +232,7 @@ int ag_hierarchy_find(const char *mountinfo, AgHierarchy **ret) {
         if (v2_cpu) {
                 *h = (AgHierarchy) { .version = 2, .mount = TAKE_PTR(v2_cpu), .has_cpu = true };
         } else if (v1_cpu) {
-                *h = (AgHierarchy) { .version = 1, .mount = TAKE_PTR(v1_cpu), .has_cpu = true };
+                *h = (AgHierarchy) { .version = 1, .mount = TAKE_PTR(v1_cpu), .has_cpu = true, .cpuacct = v1_cpuacct };
         } else if (v2_nocpu) {
                 *h = (AgHierarchy) { .version = 2, .mount = TAKE_PTR(v2_nocpu), .has_cpu = false };
         } else {
@@ -256,6 +270,7 @@ int ag_hierarchy_from_mount(const char *path, AgHierarchy **ret) {
         } else if ((unsigned long) sfs.f_type == (unsigned long) CGROUP_SUPER_MAGIC) {
                 h->version = 1;
                 h->has_cpu = faccessat(fd, "cpu.shares", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+                h->cpuacct = v1_cpuacct_place(fd);
         } else {
                 ag_hierarchy_free(h);
                 return -ENOTDIR;
@@ -465,11 +480,19 @@ static int read_proc_file(const char *fn, char **ret) {
         return ag_read_all(fd, 2047, 1024 * 1024 - 2, ret, &size);
 }
 
-/* The path of pid (0: the caller) in the hierarchy a line of /proc/PID/cgroup
- * names: the v2 line ("0::") when controller is NULL, else the v1 line whose
- * controller list has controller. */
-static int pid_path(pid_t pid, const char *controller, char **ret) {
-        _cleanup_free_ char *text = NULL;
+/* Does one line of /proc/PID/cgroup (split into ctrl and its hierarchy ID
+ * in line) name the hierarchy of controller (NULL: the v2 line "0::")? */
+static bool line_matches(const char *line, const char *ctrl, const char *controller) {
+        return !controller ? (strncmp(line, "0:", 2) == 0 && *ctrl == 0) : ag_has_token(ctrl, ",", controller);
+}
+
+/* The paths of pid (0: the caller) in two hierarchies from one read of
+ * /proc/PID/cgroup: ret_first gets the line of controller first (NULL: the
+ * v2 line "0::", else the v1 line whose controller list has it), and
+ * ret_second (when not NULL) the v1 line of controller second, left
+ * untouched when there is none. -ENOENT when the first is missing. */
+static int pid_paths(pid_t pid, const char *first, char **ret_first, const char *second, char **ret_second) {
+        _cleanup_free_ char *text = NULL, *a = NULL, *b = NULL;
         char fn[64], *line, *next;
         int r;
 
@@ -481,7 +504,7 @@ static int pid_path(pid_t pid, const char *controller, char **ret) {
         if (r < 0)
                 return r;
 
-        for (line = text; line && *line; line = next) {
+        for (line = text; line && *line && (!a || (ret_second && !b)); line = next) {
                 char *ctrl, *path;
 
                 next = strchr(line, '\n');
@@ -495,27 +518,31 @@ static int pid_path(pid_t pid, const char *controller, char **ret) {
                 if (!path)
                         continue;
                 *path++ = 0;
-                bool match = !controller ? (strncmp(line, "0:", 2) == 0 && *ctrl == 0)
-                                         : ag_has_token(ctrl, ",", controller);
-                if (!match)
-                        continue;
-                char *s = strdup(path);
-                if (!s)
+                if (!a && line_matches(line, ctrl, first) && !(a = strdup(path)))
                         return -ENOMEM;
-                *ret = s;
-                return 0;
+                if (ret_second && !b && second && line_matches(line, ctrl, second) && !(b = strdup(path)))
+                        return -ENOMEM;
         }
-        return -ENOENT;
+        if (!a)
+                return -ENOENT;
+        *ret_first = TAKE_PTR(a);
+        if (ret_second && b)
+                *ret_second = TAKE_PTR(b);
+        return 0;
 }
 
 int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
-        return pid_path(pid, h->version == 2 ? NULL : "cpu", ret);
+        return pid_paths(pid, h->version == 2 ? NULL : "cpu", ret, NULL, NULL);
+}
+
+int ag_cg_pid_paths(const AgHierarchy *h, pid_t pid, char **ret, char **ret_cpuacct) {
+        return pid_paths(pid, h->version == 2 ? NULL : "cpu", ret, "cpuacct", ret_cpuacct);
 }
 
 int ag_cg_pid_controller_path(pid_t pid, const char *controller, char **ret) {
         if (!controller)
                 return -EINVAL;
-        return pid_path(pid, controller, ret);
+        return pid_paths(pid, controller, ret, NULL, NULL);
 }
 
 bool ag_cg_no_children(int cgfd) {

@@ -12,10 +12,19 @@
 
 #include "policy.h"
 
+/* v1: is the cpuacct controller in the cpu hierarchy (cpu,cpuacct)? Told by
+ * finding the hierarchy, so that CPU accounting need not look again. */
+typedef enum AgCpuacctPlace {
+        AG_CPUACCT_UNKNOWN = 0,        /* not looked at (v2, or a hierarchy described by hand) */
+        AG_CPUACCT_WITH_CPU,           /* cpuacct.usage in the cpu hierarchy's root */
+        AG_CPUACCT_APART,              /* not there: a hierarchy of its own, or none */
+} AgCpuacctPlace;
+
 typedef struct AgHierarchy {
         int version;                   /* 1 or 2 */
         char *mount;                   /* mount point of the hierarchy that has (or should have) cpu */
         bool has_cpu;                  /* v2: "cpu" in the root's cgroup.controllers; v1: always */
+        AgCpuacctPlace cpuacct;        /* v1 only */
 } AgHierarchy;
 
 /* Finds the cpu hierarchy from a mountinfo file (NULL: /proc/self/mountinfo).
@@ -70,6 +79,10 @@ int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v);
 
 /* Reads the cgroup path of pid (0: the caller) in the hierarchy from /proc/PID/cgroup. */
 int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret);
+/* The same, and from the same read of /proc/PID/cgroup the path in the v1
+ * hierarchy with cpuacct into *ret_cpuacct (when not NULL; left untouched
+ * when the process has no such line, as on cgroup v2). */
+int ag_cg_pid_paths(const AgHierarchy *h, pid_t pid, char **ret, char **ret_cpuacct);
 /* The same in the v1 hierarchy that has controller (e.g. "cpuacct"). */
 int ag_cg_pid_controller_path(pid_t pid, const char *controller, char **ret);
 

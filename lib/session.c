@@ -27,6 +27,7 @@ AgSession *ag_session_free(AgSession *s) {
         free(s->root);
         free(s->name);
         free(s->origin);
+        free(s->acct_origin);
         free(s->path);
         free(s->pool);
         free(s);
@@ -198,7 +199,7 @@ fail:
 
 int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret, const char **ret_what) {
         _cleanup_close_ int mfd = -1, rfd = -1;
-        _cleanup_free_ char *origin = NULL, *name = NULL, *path = NULL;
+        _cleanup_free_ char *origin = NULL, *acct_origin = NULL, *name = NULL, *path = NULL;
         const char *what = NULL, *root = p->root ? p->root : AG_ROOT_DEFAULT;
         pid_t pid = p->pid > 0 ? p->pid : getpid();
         char ugroup[64], place[AG_PLACE_MAX];
@@ -215,7 +216,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 what = "open the cgroup hierarchy";
                 goto finish;
         }
-        (void) ag_cg_pid_path(h, pid, &origin);
+        (void) ag_cg_pid_paths(h, pid, &origin, h->version == 1 ? &acct_origin : NULL);
 
         if (h->has_cpu) {
                 r = ag_cg_enable_cpu(h, mfd);
@@ -332,6 +333,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         s->uid = p->uid;
         s->name = TAKE_PTR(name);
         s->origin = TAKE_PTR(origin);
+        s->acct_origin = TAKE_PTR(acct_origin);
         s->path = TAKE_PTR(path);
         *ret = s;
         r = 0;
@@ -348,8 +350,17 @@ static bool path_is_below(const char *path, const char *prefix) {
 }
 
 int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_removed_fn removed, void *userdata) {
-        _cleanup_close_ int mfd = -1;
         _cleanup_free_ char *current = NULL;
+
+        if (pid <= 0)
+                pid = getpid();
+        (void) ag_cg_pid_path(h, pid, &current);
+        return ag_session_close_from(h, s, pid, current, removed, userdata);
+}
+
+int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, const char *current,
+                          ag_removed_fn removed, void *userdata) {
+        _cleanup_close_ int mfd = -1;
         int r;
 
         if (pid <= 0)
@@ -359,7 +370,7 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
                 return r;
 
         /* Leave the session first, or its removal fails with EBUSY. */
-        if (ag_cg_pid_path(h, pid, &current) >= 0 && path_is_below(current, s->path)) {
+        if (current && path_is_below(current, s->path)) {
                 _cleanup_close_ int ofd = -1;
 
                 r = -ENOENT;

@@ -39,6 +39,8 @@ typedef struct AgSession {
         uid_t uid;
         char *name;                    /* session directory; NULL when the user has sessions no */
         char *origin;                  /* cgroup the process came from (may be NULL) */
+        char *acct_origin;             /* v1: its cpuacct group then, read with origin (may be NULL);
+                                        * where the accounting mirror puts it back (lib/acct.h) */
         char *path;                    /* cgroup path of the session (or user group), "/<root>/user-<uid>/<name>" */
         /* pools (issue 11) */
         char *pool;                    /* the user's pool (path "/<root>/pool-<pool>/user-<uid>/<name>"); NULL for none */
@@ -82,6 +84,11 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
  * then sweeps the user's other empty groups. Returns 0 when the session is
  * gone, -EBUSY when it still holds processes, or another -errno. */
 int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_removed_fn removed, void *userdata);
+/* The same when the caller read pid's cgroup already (ag_cg_pid_paths(),
+ * so that one read serves the accounting mirror's close too); current NULL:
+ * the process's group could not be read (nothing is moved). */
+int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, const char *current,
+                          ag_removed_fn removed, void *userdata);
 
 /* Removes the empty sessions of one user and, if remove_user_group, the user
  * group once empty, visiting at most max_dirs directories per session (a

@@ -328,7 +328,8 @@ static void acct_open(pam_handle_t *pamh, struct module_data *d) {
                 pam_syslog(pamh, LOG_CRIT, "out of memory");
                 return;
         }
-        r = ag_acct_mirror_open(d->acct, d->session->path, getpid(), d->session->name != NULL, &what);
+        r = ag_acct_mirror_open(d->acct, d->session->path, getpid(), d->session->name != NULL,
+                                d->session->acct_origin, &what);
         if (r < 0)
                 pam_syslog(pamh, LOG_WARNING, "cannot %s %s%s: %s, CPU time of this session not recorded",
                            what ? what : "make the cpuacct group", d->acct->mount, d->session->path, strerror(-r));
@@ -535,12 +536,23 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         struct removed_ctx c = {
                 .pamh = pamh, .ctl = &ctl, .audit = &a, .user = user ? user : "?", .uid = d->session->uid,
         };
-        /* What the session used, read while its groups still exist. */
-        AgCpuUsage usage;
-        bool have_usage = d->acct && ag_acct_usage(d->hierarchy, d->acct, d->session->path, &usage) >= 0;
-        r = ag_session_close(d->hierarchy, d->session, 0, on_removed, &c);
-        if (d->acct)
-                (void) ag_acct_mirror_close(d->acct, 0);
+        /* What the session used, read while its groups still exist: from the
+         * session's group, or from its cpuacct mirror as that is removed. One
+         * read of /proc/self/cgroup tells where this process is in both. */
+        AgCpuUsage usage = { -1, -1, -1 };
+        bool have_usage;
+        if (d->acct && d->acct->source == AG_ACCT_MIRROR) {
+                char *cur = NULL, *cur_acct = NULL;
+                (void) ag_cg_pid_paths(d->hierarchy, 0, &cur, &cur_acct);
+                r = ag_session_close_from(d->hierarchy, d->session, 0, cur, on_removed, &c);
+                (void) ag_acct_mirror_close(d->acct, 0, cur_acct, &usage);
+                have_usage = usage.usec >= 0;
+                free(cur);
+                free(cur_acct);
+        } else {
+                have_usage = d->acct && ag_acct_usage(d->hierarchy, d->acct, d->session->path, &usage) >= 0;
+                r = ag_session_close(d->hierarchy, d->session, 0, on_removed, &c);
+        }
         acct_report(pamh, &ctl, &a, c.user, d, have_usage ? &usage : NULL, r == -EBUSY && d->session->name);
         audit_done(&a);
         if (r == -EBUSY && d->session->name)

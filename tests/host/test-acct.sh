@@ -24,7 +24,9 @@ command -v perl >/dev/null || { echo "1..0 # SKIP needs perl (the CPU burner)"; 
 ROOT="agtest-$$"
 CG="$CPU/$ROOT"
 AC="$ACCT/$ROOT"
-AG_CGROOTS="$CG $AC"
+OA="$ACCT/agorig-$$"            # a cpuacct group of the login's own, outside <root> (section 8b)
+OC="$CPU/agorig-$$"             # and its cpu group
+AG_CGROOTS="$CG $AC $OA $OC"
 hl_syslog_start || { not_ok "syslog capture started"; finish; }
 
 add_user "${TAG}a"
@@ -183,6 +185,25 @@ check_eq "sessions no: the session path is the user group" "/$ROOT/user-$IC" "$S
 check "sessions no: the login was in the user group's mirror" grep -qx "[0-9]*:cpuacct:$SC" "$U/c.cg"
 hlog_has "sessions no: close line with scope=user" "${PFX}session $(re_escape "$SC") closed: user=$UC scope=user cpu_usec=[0-9]+ "
 check "sessions no: the mirror is removed at close" test ! -e "$ACCT$SC"
+
+echo "# 8b. the login goes back to its own cpu and cpuacct groups at close"
+# The driver starts in groups of its own (not the roots); open moves it into
+# the session and its mirror, close must put it back in both (the mirror's
+# way back is read with the session's, in one read of /proc/self/cgroup).
+mkdir -p "$OA" "$OC"
+sh -c 'echo $$ > "$1/cgroup.procs" && echo $$ > "$2/cgroup.procs" && shift 2 && exec "$@"' sh "$OA" "$OC" \
+        timeout -k 5 120 "$AGDRV" --pam "$T" agacct "$UA" open env close touch "$T/o.closed" wait-file "$T/o.go" \
+        >"$T/o.out" 2>&1 &
+OP=$!; track_pid "$OP"
+wait_for "$T/o.out" '^close='
+for _ in $(seq 100); do [ -e "$T/o.closed" ] && break; sleep 0.05; done
+SO=$(val AUTOGROUP_SESSION o)
+check "own groups: session opened and closed" grep -q '^close=PAM_SUCCESS' "$T/o.out"
+check "own groups: the session had a mirror below <root>: $SO" test -n "$SO"
+check "own groups: back in its cpuacct group after close" grep -qx "[0-9]*:cpuacct:/agorig-$$" "/proc/$OP/cgroup"
+check "own groups: back in its cpu group after close" grep -qx "[0-9]*:cpu:/agorig-$$" "/proc/$OP/cgroup"
+check "own groups: the mirror is removed" test ! -e "$ACCT$SO"
+touch "$T/o.go"; wait "$OP"
 
 echo "# 9. nothing left behind"
 check_eq "no cpu group left" "" "$(ls -d "$CG"/*/ 2>/dev/null)"
