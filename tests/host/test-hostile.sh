@@ -33,7 +33,10 @@ CONF="$T/autogroup.conf"
 echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
 printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agh"
-drv() { timeout -k 5 120 "$AGDRV" --pam "$T" agh "$@"; }
+# Every session is bounded (120 s, or BOUND seconds) so that a hang is a failure;
+# user B's bystander session lives through the whole test, which under the
+# sanitizers can take longer than 120 s: it gets BOUND=1800.
+drv() { timeout -k 5 "${BOUND:-120}" "$AGDRV" --pam "$T" agh "$@"; }
 # bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
 bg() {
         local n="$1" u="$2"; shift 2
@@ -49,7 +52,7 @@ cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
 wait_gone() { local p; for p in "$@"; do for _ in $(seq 200); do [ -d "/proc/$p" ] || break; sleep 0.05; done; done; }
 
 # user B's live session and the outside group must survive everything below
-bg b "$UB" spawn-user "echo \$\$ > $U/b.pid; exec sleep 600"
+BOUND=1800 bg b "$UB" spawn-user "echo \$\$ > $U/b.pid; exec sleep 600"
 SB=$(val AUTOGROUP_SESSION b)
 wait_for "$U/b.pid" '^[0-9]+$'; PB=$(cat "$U/b.pid"); track_pid "$PB"
 bystanders_ok() {
