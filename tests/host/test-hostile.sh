@@ -34,8 +34,8 @@ echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
 printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agh"
 # Every session is bounded (120 s, or BOUND seconds) so that a hang is a failure;
-# user B's bystander session lives through the whole test, which under the
-# sanitizers can take longer than 120 s: it gets BOUND=1800.
+# user B's bystander session and its process live through the whole test,
+# which under the sanitizers can take longer than 120 s: both get B_LIFE.
 drv() { timeout -k 5 "${BOUND:-120}" "$AGDRV" --pam "$T" agh "$@"; }
 # bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
 bg() {
@@ -52,7 +52,8 @@ cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
 wait_gone() { local p; for p in "$@"; do for _ in $(seq 200); do [ -d "/proc/$p" ] || break; sleep 0.05; done; done; }
 
 # user B's live session and the outside group must survive everything below
-BOUND=1800 bg b "$UB" spawn-user "echo \$\$ > $U/b.pid; exec sleep 600"
+B_LIFE=1800
+BOUND=$B_LIFE bg b "$UB" spawn-user "echo \$\$ > $U/b.pid; exec sleep $B_LIFE"
 SB=$(val AUTOGROUP_SESSION b)
 wait_for "$U/b.pid" '^[0-9]+$'; PB=$(cat "$U/b.pid"); track_pid "$PB"
 bystanders_ok() {
