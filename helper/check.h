@@ -8,8 +8,7 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
-#include "policy.h"              /* and through it lib/config.h (a bare "config.h"
-                                 * here would be the autoconf header) */
+#include "policy.h"
 
 /* Loads path (and its drop-ins), printing every error as "file:line: message"
  * ("file: message" for errors about a whole file) to out. Returns the number

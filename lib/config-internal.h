@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "config.h"
+#include "conf.h"
 
 #define AG_UID_VALID_MAX ((uid_t) -1 - 1) /* (uid_t) -1 is never a valid uid */
 #define MSG_UNKNOWN_ITEM     "unknown item"

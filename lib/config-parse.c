@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "conf.h"
 #include "config-internal.h"
 
 #define MSG_LINE_TOO_LONG    "line too long"

@@ -9,9 +9,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-/* Quoted includes search this file's directory first, so this is lib/config.h
- * and never the autoconf header at the top of the build tree. */
-#include "config.h"
+#include "conf.h"
 #include "config-internal.h"
 
 #define STRINGIFY_IMPL(x) #x

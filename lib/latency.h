@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "config.h"
+#include "conf.h"
 
 #define AG_SLICE_BATCH_NS       100000000ULL
 #define AG_SLICE_INTERACTIVE_NS    500000ULL

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "config.h"
+#include "conf.h"
 
 /* The effective policy for one user, with the rule that set each item (NULL
  * for a built-in default). */

@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
-#include "config.h"
+#include "conf.h"
 #include "policy.h"
 #include "session.h"
 

@@ -26,8 +26,8 @@
 
 #include <security/pam_ext.h>
 
-#include "../lib/cgroup.h"
-#include "../lib/config.h"
+#include "cgroup.h"
+#include "conf.h"
 #include "pam-systemd.h"
 
 AgMode ag_pam_mode(AgMode requested) {

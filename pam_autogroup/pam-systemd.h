@@ -9,8 +9,8 @@
 
 #include <security/pam_modules.h>
 
-#include "../lib/policy.h"
-#include "../lib/systemd.h"
+#include "policy.h"
+#include "systemd.h"
 
 /* Returned when the session belongs to the cgroupfs mode: go on as before. */
 #define AG_PAM_CGROUPFS (-1)

@@ -28,13 +28,13 @@
 #include <security/pam_modules.h>
 #include <security/pam_modutil.h>
 
-#include "../lib/acct.h"
-#include "../lib/config.h"
-#include "../lib/cgroup.h"
-#include "../lib/latency.h"
-#include "../lib/container.h"
-#include "../lib/policy.h"
-#include "../lib/session.h"
+#include "acct.h"
+#include "conf.h"
+#include "cgroup.h"
+#include "latency.h"
+#include "container.h"
+#include "policy.h"
+#include "session.h"
 #include "pam-systemd.h"
 
 #ifndef AG_DEFAULT_CONF

@@ -30,9 +30,9 @@
 
 #include <security/pam_appl.h>
 
-#include "../../lib/cgroup.h"
-#include "../../lib/policy.h"
-#include "../../lib/session.h"
+#include "cgroup.h"
+#include "policy.h"
+#include "session.h"
 
 static int conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
         (void) msg;

@@ -21,7 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 
-#include "../../lib/latency.h"
+#include "latency.h"
 
 long syscall(long n, ...);
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/latency.h"
+#include "latency.h"
 
 int main(int argc, char **argv) {
         int rc = 0;

@@ -18,9 +18,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-/* By path: with autoconf's config.h at the top of the build tree, a plain
- * "config.h" here would find that one first. */
-#include "../../lib/config.h"
+#include "conf.h"
 
 #define UID_OPEN_MAX ((uid_t) -1 - 1)
 

@@ -20,9 +20,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "../../lib/config.h"
-#include "../../lib/latency.h"
-#include "../../lib/policy.h"
+#include "conf.h"
+#include "latency.h"
+#include "policy.h"
 
 #define E_LATENCY "invalid latency (expected 0|batch, 1|normal, 2|interactive or 3|audio)"
 

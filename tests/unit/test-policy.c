@@ -20,10 +20,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-/* By path: with autoconf's config.h at the top of the build tree, a plain
- * "config.h" here would find that one first. policy.h includes lib/config.h
- * from its own directory. */
-#include "../../lib/policy.h"
+#include "policy.h"
 
 /* ---- a fake NSS ---- */
 
