@@ -121,7 +121,7 @@ static int parse_pid(const char *s, pid_t *ret) {
 
 static bool mode_env_is_systemd(void) {
         const char *m = getenv(AG_MODE_ENV);
-        return m && strcmp(m, "systemd") == 0;
+        return m && strcmp(m, AG_MODE_ENV_SYSTEMD) == 0;
 }
 
 /* SIGALRM at AG_ENTER_SYSTEMD_DEADLINE_S: the helper ends, exit 0, the

@@ -14,11 +14,7 @@
 
 #include "cgroup.h"
 #include "enter.h"
-
-/* The environment variable pam_autogroup's systemd mode exports to the login
- * ("AUTOGROUP_MODE=systemd"). Only a switch: where a process sits is read from
- * its real cgroup. */
-#define AG_MODE_ENV "AUTOGROUP_MODE"
+#include "env.h"
 
 /* The backstop of "autogroup enter" on this path: at most two D-Bus attempts
  * of AG_TERMINAL_SCOPE_TIMEOUT_USEC each (lib/systemd.c bounds each one,

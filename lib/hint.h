@@ -15,8 +15,7 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
-
-#define AG_SESSION_ENV "AUTOGROUP_SESSION"
+#include "env.h"
 
 /* Checks hint against pid's (0: the caller's) cgroup in h and the groups'
  * owners. On success copies <root> into ret_root (size bytes, at least

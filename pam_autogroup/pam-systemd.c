@@ -28,6 +28,7 @@
 
 #include "cgroup.h"
 #include "conf.h"
+#include "env.h"
 #include "pam-systemd.h"
 
 AgMode ag_pam_mode(AgMode requested) {
@@ -111,8 +112,8 @@ int ag_pam_systemd_open(pam_handle_t *pamh, AgMode requested, bool debug, const 
         }
         /* The switch for "autogroup enter" (the session hook): terminals of
          * this login get scopes of the user's manager. */
-        if (pam_putenv(pamh, "AUTOGROUP_MODE=systemd") != PAM_SUCCESS)
-                pam_syslog(pamh, LOG_WARNING, "cannot set AUTOGROUP_MODE: terminals of this login get no groups");
+        if (pam_putenv(pamh, AG_MODE_ENV "=" AG_MODE_ENV_SYSTEMD) != PAM_SUCCESS)
+                pam_syslog(pamh, LOG_WARNING, "cannot set " AG_MODE_ENV ": terminals of this login get no groups");
         if (debug)
                 pam_syslog(pamh, LOG_DEBUG, "systemd mode: %s CPUWeight=%s CPUQuotaPerSecUSec=%s (runtime)%s",
                            slice, weight, quota,

@@ -33,6 +33,7 @@
 #include "cgroup.h"
 #include "latency.h"
 #include "container.h"
+#include "env.h"
 #include "policy.h"
 #include "session.h"
 #include "pam-systemd.h"
@@ -43,7 +44,6 @@
 
 #define DATA_NAME "pam_autogroup"
 #define DATA_USER_NAME "pam_autogroup_user"    /* struct open_user */
-#define ENV_NAME "AUTOGROUP_SESSION"
 
 /* option flags */
 #define PAM_DEBUG_ARG   0x0001
@@ -469,9 +469,9 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         acct_open(pamh, d);
 
         char env[600];
-        snprintf(env, sizeof env, ENV_NAME "=%s", s->path);
+        snprintf(env, sizeof env, AG_SESSION_ENV "=%s", s->path);
         if (pam_putenv(pamh, env) != PAM_SUCCESS)
-                pam_syslog(pamh, LOG_WARNING, "cannot set %s", ENV_NAME);
+                pam_syslog(pamh, LOG_WARNING, "cannot set %s", AG_SESSION_ENV);
 
         /* latency classes (issue 11): a kernel without cpu.idle (before 5.15) */
         if ((ctl.flags & PAM_DEBUG_ARG) && policy.idle && ag_kernel_has_cpu_idle(h, s->path) == 0)
