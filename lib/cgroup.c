@@ -3,6 +3,10 @@
 #define _GNU_SOURCE
 #endif
 
+/* Direct cgroupfs access: finding the hierarchy with cpu (mountinfo) and the
+ * directory-fd operations on its groups: open, make, attach, delegate, set
+ * limits, remove. See cgroup.h. */
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>

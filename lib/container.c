@@ -3,6 +3,10 @@
 #define _GNU_SOURCE
 #endif
 
+/* cgroup v2 containers without systemd: whether the namespace's root blocks
+ * every group below it, and container-init, which moves its processes into a
+ * leaf. See container.h. */
+
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>

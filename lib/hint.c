@@ -3,6 +3,9 @@
 #define _GNU_SOURCE
 #endif
 
+/* The module's root= from AUTOGROUP_SESSION, used only when the process's
+ * real cgroup and root-owned groups confirm it. See hint.h. */
+
 #include <string.h>
 #include <sys/stat.h>
 

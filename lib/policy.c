@@ -3,6 +3,9 @@
 #define _GNU_SOURCE
 #endif
 
+/* Which rules apply to a user or a pool (group membership through NSS), and
+ * the resulting policy as cgroup values. See policy.h. */
+
 #include <errno.h>
 #include <grp.h>
 #include <stdio.h>

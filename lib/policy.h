@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+/* A user's effective policy: which rule sets each item (group membership
+ * through NSS), and its values for cgroupfs. */
+
 #include <stdbool.h>
 #include <sys/types.h>
 

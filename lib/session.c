@@ -3,6 +3,9 @@
 #define _GNU_SOURCE
 #endif
 
+/* A login's groups, <root>[/pool-<name>]/user-<uid>/<session>: open, close,
+ * and the sweeps of what earlier sessions left behind (gc). See session.h. */
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>

@@ -3,6 +3,9 @@
 #define _GNU_SOURCE
 #endif
 
+/* systemd mode: the mode decision, unit names, and the D-Bus calls to the
+ * system and user managers (libsystemd loaded with dlopen()). See systemd.h. */
+
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <errno.h>

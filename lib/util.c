@@ -3,6 +3,9 @@
 #define _GNU_SOURCE
 #endif
 
+/* Small helpers shared by the library, the module and the helper: number
+ * parsing, small reads and writes relative to a directory fd, a process's uids. */
+
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
