@@ -400,7 +400,7 @@ static int verb_gc(const Args *a) {
         return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
 
-/* ---- run, set (latency classes, issue 11) ---- */
+/* ---- run, set (latency classes) ---- */
 
 /* Parses the options run and set share; returns the index of the first
  * argument that is not one, or -1 after a message. */

@@ -39,7 +39,7 @@ void ag_item_value_format(AgItem item, long value, char *buf, size_t size) {
                 else
                         snprintf(buf, size, "%ld%%", value);
                 break;
-        case AG_ITEM_LATENCY:           /* latency classes (issue 11) */
+        case AG_ITEM_LATENCY:
                 snprintf(buf, size, "%s", ag_latency_to_string((AgLatency) value) ?: "?");
                 break;
         default:
@@ -72,7 +72,7 @@ void ag_rule_format(const AgRule *rule, char *buf, size_t size) {
                 snprintf(domain, sizeof domain, "%s:%s", lo, hi);
                 break;
         }
-        /* pools (issue 11) */
+        /* pools */
         case AG_DOMAIN_POOL:
                 snprintf(domain, sizeof domain, AG_POOL_DOMAIN_PREFIX "%s", rule->name);
                 break;
@@ -226,20 +226,20 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                 case AG_ITEM_LATENCY: v = (long) p.latency; break;
                 default: v = p.idle; break;
                 }
-                if (item == AG_ITEM_POOL)       /* pools (issue 11) */
+                if (item == AG_ITEM_POOL)
                         snprintf(value, sizeof value, "%s", p.pool[0] ? p.pool : "none");
                 else
                         ag_item_value_format(item, v, value, sizeof value);
                 print_source(out, "", 9, item, value, rule);
         }
-        /* latency classes (issue 11) */
+        /* latency classes */
         char sched[96];
         ag_latency_describe(p.latency, sched, sizeof sched);
         fprintf(out, "scheduler: latency class %d (%s): %s, nice kept%s\n", (int) p.latency,
                 ag_latency_to_string(p.latency), sched,
                 p.latency == AG_LATENCY_NORMAL ? ", nothing changed at login" : "");
 
-        /* pools (issue 11): the pool's own limits and the lines that set them */
+        /* pools: the pool's own limits and the lines that set them */
         AgPolicy pool;
         if (p.pool[0]) {
                 ag_pool_policy_resolve(config, p.pool, &pool);

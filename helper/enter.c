@@ -53,7 +53,7 @@ int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_sess
         if (*p != '/')
                 return -ENOENT;
         p++;
-        /* pools (issue 11): "/<root>/pool-<name>/user-<uid>/<session>" has one component more */
+        /* pools: "/<root>/pool-<name>/user-<uid>/<session>" has one component more */
         n_c = strncmp(p + strcspn(p, "/"), "/" AG_POOL_PREFIX, strlen("/" AG_POOL_PREFIX)) == 0 ? 4 : 3;
         for (unsigned i = 0; i < n_c; i++) {
                 size_t n = strcspn(p, "/");

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #endif
 
-/* Latency classes (issue 11): "autogroup run" and "autogroup set". See run.h. */
+/* Latency classes: "autogroup run" and "autogroup set". See run.h. */
 
 #include <dirent.h>
 #include <fcntl.h>

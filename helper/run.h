@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Latency classes (issue 11): "autogroup run" and "autogroup set".
+/* Latency classes: "autogroup run" and "autogroup set".
  *
  *   run [--latency CLASS] [--weight W] [--idle] -- CMD [ARGS...]
  *       makes a leaf <session>/run-<pid> of its own inside the caller's

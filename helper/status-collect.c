@@ -218,7 +218,7 @@ static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
                 AgStatusNode *child;
                 uid_t uid = 0;
 
-                /* pools (issue 11): below <root> pool-<name> groups, below those user groups */
+                /* pools: below <root> pool-<name> groups, below those user groups */
                 const char *pool;
                 bool is_pool = n->depth == 0 && ag_pool_group_parse(names[i], &pool) >= 0;
                 bool user_level = (n->depth == 0 && !is_pool) || (n->is_pool && n->depth == 1);
@@ -258,7 +258,7 @@ static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
                         free_names(names, n_names);
                         return r;
                 }
-                /* pools (issue 11): for one user, only the pool they are in */
+                /* pools: for one user, only the pool they are in */
                 if (is_pool && only_uid != (uid_t) -1 && child->n_children == 0 && !child->truncated) {
                         node_free(child);
                         n->n_children--;

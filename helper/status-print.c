@@ -297,7 +297,7 @@ static void json_node(FILE *f, const AgStatus *s, const AgStatusNode *n) {
         json_string(f, n->name);
         fputs(",\"path\":", f);
         json_string(f, n->path);
-        /* pools (issue 11): below a pool every level is one deeper */
+        /* pools: below a pool every level is one deeper */
         unsigned level = n->in_pool ? n->depth - 1 : n->depth;
         fprintf(f, ",\"kind\":\"%s\"", n->is_pool ? "pool" : level < ELEMENTSOF(kinds) ? kinds[level] : "group");
         if (n->is_user) {

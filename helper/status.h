@@ -31,7 +31,7 @@ struct AgStatusNode {
         int procs;                     /* -1 unknown */
         long long cpu_usec;            /* -1 unknown */
         bool truncated;                /* children not all listed (bounds) */
-        /* pools (issue 11): a pool-<name> group at depth 1; below one, every
+        /* pools: a pool-<name> group at depth 1; below one, every
          * level is one deeper (user group 2, session 3, leaf 4) */
         bool is_pool;
         bool in_pool;                  /* a group below a pool-<name> group */

@@ -30,7 +30,7 @@ typedef enum AgDomainKind {
         AG_DOMAIN_RANGE,               /* "min:max" */
         AG_DOMAIN_GROUP,               /* "@group" */
         AG_DOMAIN_USER,                /* "name" */
-        /* pools (issue 11): never matches a user; only weight, max and idle */
+        /* pools: never matches a user; only weight, max and idle */
         AG_DOMAIN_POOL,                /* "pool:NAME" */
         _AG_DOMAIN_KIND_MAX,
 } AgDomainKind;                        /* user domains ordered by precedence, lowest first */
@@ -40,16 +40,16 @@ typedef enum AgItem {
         AG_ITEM_MAX,
         AG_ITEM_SESSIONS,
         AG_ITEM_IDLE,
-        /* latency classes (issue 11) */
+        /* latency classes */
         AG_ITEM_LATENCY,
-        /* pools (issue 11) */
+        /* pools */
         AG_ITEM_POOL,                  /* value in AgRule.str (NULL: "none") */
         _AG_ITEM_MAX,
 } AgItem;
 
 #define AG_MAX_NONE (-1L)              /* value of "max none" */
 
-/* latency classes (issue 11): the values of the item "latency" (lib/latency.h
+/* latency classes: the values of the item "latency" (lib/latency.h
  * maps them to scheduler attributes) */
 typedef enum AgLatency {
         AG_LATENCY_BATCH,              /* 0: latency-insensitive */
@@ -64,7 +64,7 @@ typedef enum AgLatency {
 const char *ag_latency_to_string(AgLatency l);
 /* A class number (0..3) or name; -EINVAL for anything else. */
 int ag_latency_from_string(const char *s, AgLatency *ret);
-/* pools (issue 11): names are [a-z0-9_-], starting with a letter or digit */
+/* pools: names are [a-z0-9_-], starting with a letter or digit */
 #define AG_POOL_NAME_MAX 32
 #define AG_POOL_DOMAIN_PREFIX "pool:"
 
@@ -77,7 +77,7 @@ typedef struct AgRule {
                                         * an AgLatency for latency */
         const char *file;              /* points into AgConfig.files, valid as long as the config */
         unsigned line;
-        /* pools (issue 11) */
+        /* pools */
         char *str;                     /* AG_ITEM_POOL: the pool name; NULL for "none" */
 } AgRule;
 
@@ -125,5 +125,5 @@ int ag_config_dropin_dir(const char *path, char **ret);
 
 AgConfig *ag_config_free(AgConfig *config);
 
-/* pools (issue 11): is p[0..n) a valid pool name? */
+/* pools: is p[0..n) a valid pool name? */
 bool ag_pool_name_valid(const char *p, size_t n);

@@ -38,7 +38,7 @@ static void report_errno(ag_error_fn error, void *userdata, const char *file, co
         ag_config_report(error, userdata, file, 0, text, n_errors);
 }
 
-/* Rule 4 of the brief: refuse what someone other than root could have written. */
+/* SECURITY.md rule 4: refuse what someone other than root could have written. */
 static const char *check_safe(const struct stat *st) {
         if (st->st_uid != 0)
                 return MSG_NOT_ROOT;

@@ -19,7 +19,7 @@
 #define MSG_NUL              "invalid character (NUL)"
 #define MSG_FIELDS           "expected <domain> <item> <value>"
 #define MSG_TRAILING         "trailing garbage after value"
-/* pools (issue 11) */
+/* pools */
 #define MSG_POOL_ITEM        "a pool:NAME domain takes only weight, max or idle"
 
 static bool is_blank(char c) {
@@ -86,7 +86,7 @@ static int parse_line_impl(const char *line, size_t len, AgRule *ret_rule,
                         *ret_detail = fields[1];
                 return -EINVAL;
         }
-        /* pools (issue 11): a pool's limits, nothing else */
+        /* pools: a pool's limits, nothing else */
         if (rule.kind == AG_DOMAIN_POOL && rule.item != AG_ITEM_WEIGHT && rule.item != AG_ITEM_MAX &&
             rule.item != AG_ITEM_IDLE) {
                 *ret_error = MSG_POOL_ITEM;
@@ -103,7 +103,7 @@ static int parse_line_impl(const char *line, size_t len, AgRule *ret_rule,
                 if (!rule.name)
                         return -ENOMEM;
         }
-        /* pools (issue 11): the pool name */
+        /* pools: the pool name */
         if (rule.item == AG_ITEM_POOL && rule.value == 1) {
                 rule.str = strndup(fields[2].p, fields[2].n);
                 if (!rule.str) {

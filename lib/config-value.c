@@ -25,9 +25,9 @@
 #define MSG_MAX              "invalid max (expected N% with N " "1.." STRINGIFY(AG_MAX_PCT_MAX) ", or none)"
 #define MSG_SESSIONS         "invalid sessions (expected yes or no)"
 #define MSG_IDLE             "invalid idle (expected yes or no)"
-/* latency classes (issue 11) */
+/* latency classes */
 #define MSG_LATENCY          "invalid latency (expected 0|batch, 1|normal, 2|interactive or 3|audio)"
-/* pools (issue 11) */
+/* pools */
 #define MSG_POOL_NAME        "invalid pool name (expected 1.." STRINGIFY(AG_POOL_NAME_MAX) \
                              " of a-z 0-9 _ -, starting with a letter or digit)"
 #define MSG_POOL             "invalid pool (expected a pool name or none)"
@@ -38,11 +38,11 @@ static const char *const item_table[_AG_ITEM_MAX] = {
         [AG_ITEM_SESSIONS] = "sessions",
         [AG_ITEM_IDLE]     = "idle",
         [AG_ITEM_POOL]     = "pool",
-        /* latency classes (issue 11) */
+        /* latency classes */
         [AG_ITEM_LATENCY]  = "latency",
 };
 
-/* latency classes (issue 11) */
+/* latency classes */
 static const char *const latency_table[_AG_LATENCY_MAX] = {
         [AG_LATENCY_BATCH]       = "batch",
         [AG_LATENCY_NORMAL]      = "normal",
@@ -75,7 +75,7 @@ static bool field_eq(const Field *f, const char *s) {
         return f->n == n && memcmp(f->p, s, n) == 0;
 }
 
-/* latency classes (issue 11): a number 0..3 (one digit) or a name */
+/* latency classes: a number 0..3 (one digit) or a name */
 static int latency_from_field(const Field *f, AgLatency *ret) {
         for (AgLatency l = 0; l < _AG_LATENCY_MAX; l++)
                 if (field_eq(f, latency_table[l]) || (f->n == 1 && f->p[0] == (char) ('0' + l))) {
@@ -160,7 +160,7 @@ const char *ag_config_parse_domain(const Field *f, AgRule *rule, Field *ret_name
                 return NULL;
         }
 
-        /* pools (issue 11): before the uid range, which also has a colon */
+        /* pools: before the uid range, which also has a colon */
         size_t prefix_n = strlen(AG_POOL_DOMAIN_PREFIX);
         if (f->n >= prefix_n && memcmp(f->p, AG_POOL_DOMAIN_PREFIX, prefix_n) == 0) {
                 Field name = { f->p + prefix_n, f->n - prefix_n };
@@ -245,7 +245,7 @@ const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
                         return item == AG_ITEM_SESSIONS ? MSG_SESSIONS : MSG_IDLE;
                 return NULL;
 
-        /* latency classes (issue 11) */
+        /* latency classes */
         case AG_ITEM_LATENCY: {
                 AgLatency l;
                 if (latency_from_field(f, &l) < 0)
@@ -253,7 +253,7 @@ const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
                 *ret = (long) l;
                 return NULL;
         }
-        /* pools (issue 11): 1 for a name (the caller copies the field), 0 for none */
+        /* pools: 1 for a name (the caller copies the field), 0 for none */
         case AG_ITEM_POOL:
                 if (field_eq(f, "none"))
                         *ret = 0;
@@ -268,7 +268,7 @@ const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
         }
 }
 
-/* pools (issue 11) */
+/* pools */
 bool ag_pool_name_valid(const char *p, size_t n) {
         if (!p || n == 0 || n > AG_POOL_NAME_MAX)
                 return false;

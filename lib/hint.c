@@ -58,7 +58,7 @@ int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t u
         if (p || n < 2)
                 return -EINVAL;
         if (n >= 3 && ag_pool_group_parse(c[1], &pool) >= 0)
-                u = 2;                  /* pools (issue 11): one component more */
+                u = 2;                  /* pools: one component more */
         if (n > u + 2 || !ag_root_name_valid(c[0]) || ag_user_group_parse(c[u], &hinted) < 0)
                 return -EINVAL;
         if (n == u + 2 && (strcmp(c[u + 1], ".") == 0 || strcmp(c[u + 1], "..") == 0))

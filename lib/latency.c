@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #endif
 
-/* Latency classes (issue 11): the class -> sched_attr mapping and the
+/* Latency classes: the class -> sched_attr mapping and the
  * sched_getattr/sched_setattr system calls. See latency.h. */
 
 #include <dirent.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Latency classes (issue 11): Con Kolivas's four "latency nice" levels mapped
+/* Latency classes: Con Kolivas's four "latency nice" levels mapped
  * to the EEVDF per-task slice of Linux 6.12+ (sched_setattr() with
  * sched_runtime for SCHED_OTHER/SCHED_BATCH). A slice changes how soon a task
  * runs after it wakes up, never how much CPU it gets: the weight (nice value)
@@ -17,7 +17,7 @@
  * Real-time, deadline and SCHED_IDLE tasks are left alone. A kernel without
  * custom slices (before 6.12) accepts and ignores sched_runtime or refuses it
  * with EINVAL; either way the policy part (SCHED_BATCH for class 0) still
- * applies and the caller is told (*ret_no_slices). */
+ * applies and the caller is told (*ret_result is AG_LATENCY_NO_SLICES). */
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -20,7 +20,7 @@ void ag_policy_init(AgPolicy *ret) {
                 .max_pct = AG_MAX_NONE,
                 .sessions = true,
                 .idle = false,
-                .latency = AG_LATENCY_DEFAULT,  /* latency classes (issue 11) */
+                .latency = AG_LATENCY_DEFAULT,
         };
 }
 
@@ -194,10 +194,10 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
                 p.sessions = best[AG_ITEM_SESSIONS]->value != 0;
         if (best[AG_ITEM_IDLE])
                 p.idle = best[AG_ITEM_IDLE]->value != 0;
-        /* latency classes (issue 11) */
+        /* latency classes */
         if (best[AG_ITEM_LATENCY] && (unsigned long) best[AG_ITEM_LATENCY]->value < _AG_LATENCY_MAX)
                 p.latency = (AgLatency) best[AG_ITEM_LATENCY]->value;
-        /* pools (issue 11) */
+        /* pools */
         if (best[AG_ITEM_POOL] && best[AG_ITEM_POOL]->str)
                 snprintf(p.pool, sizeof p.pool, "%s", best[AG_ITEM_POOL]->str);
         for (size_t i = 0; i < _AG_ITEM_MAX; i++)
@@ -206,7 +206,7 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
         *ret = p;
 }
 
-/* pools (issue 11) */
+/* pools */
 void ag_pool_policy_resolve(const AgConfig *config, const char *pool, AgPolicy *ret) {
         AgPolicy p;
 

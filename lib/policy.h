@@ -17,9 +17,9 @@ typedef struct AgPolicy {
         bool sessions;                 /* default true */
         bool idle;                     /* default false */
         const AgRule *source[_AG_ITEM_MAX];
-        /* latency classes (issue 11) */
+        /* latency classes */
         AgLatency latency;             /* default AG_LATENCY_NORMAL */
-        /* pools (issue 11) */
+        /* pools */
         char pool[AG_POOL_NAME_MAX + 1]; /* the user's pool; "" for none (the default) */
 } AgPolicy;
 
@@ -53,7 +53,7 @@ void ag_policy_init(AgPolicy *ret);
 void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
                        ag_in_group_fn in_group, void *userdata, AgPolicy *ret);
 
-/* pools (issue 11): the limits of pool NAME from its pool:NAME lines (the
+/* pools: the limits of pool NAME from its pool:NAME lines (the
  * later line wins); weight, max_pct, idle and their source[] are set, the
  * rest is the default (pool[] is NAME). Unknown pools get the defaults. */
 void ag_pool_policy_resolve(const AgConfig *config, const char *pool, AgPolicy *ret);

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #endif
 
-/* Pools (issue 11): the pool-<name> level between <root> and user-<uid>. */
+/* Pools: the pool-<name> level between <root> and user-<uid>. */
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Pools (issue 11): a level above the user groups.
+/* Pools: a level above the user groups.
  *
  *   <hierarchy>/<root>/pool-<name>/user-<uid>/<session>/login
  *   <hierarchy>/<root>/user-<uid>/<session>/login        (a user in no pool)

@@ -255,7 +255,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         for (unsigned i = 0;; i++) {
                 _cleanup_close_ int pfd = -1, ufd = -1;
 
-                /* pools (issue 11): user-<uid> lives in <root> or in <root>/pool-<name> */
+                /* pools: user-<uid> lives in <root> or in <root>/pool-<name> */
                 r = ag_pool_parent_open(h, rfd, p->pool, p->pool_policy, &pfd, &what);
                 if (r < 0) {
                         if (retryable(r) && i < OPEN_RETRIES)
@@ -271,7 +271,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 }
                 if (created)
                         (void) fchmod(ufd, 0755);
-                /* pools (issue 11): the user's groups in the places they left */
+                /* pools: the user's groups in the places they left */
                 if (i == 0)
                         (void) ag_pool_sweep_other_places(h, rfd, root, p->uid, p->pool, p->config, NULL, NULL);
                 r = apply_user_policy(h, ufd, created, p->policy);
@@ -404,7 +404,7 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
                 r = ag_user_group_name(s->uid, ugroup, sizeof ugroup);
                 if (r < 0)
                         return r;
-                /* pools (issue 11): pfd is <root> or <root>/pool-<name> */
+                /* pools: pfd is <root> or <root>/pool-<name> */
                 if (ag_pool_parent_find(rfd, s->pool, &pfd) >= 0 && ag_cg_open(pfd, ugroup, &ufd) >= 0) {
                         _cleanup_close_ int sfd = -1;
 
@@ -425,7 +425,7 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
         r = ag_user_sweep(rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
         if (r < 0)
                 return r;
-        /* pools (issue 11): the user's groups in the pool, and the pool once empty */
+        /* pools: the user's groups in the pool, and the pool once empty */
         if (s->pool)
                 (void) ag_pool_sweep_place(rfd, s->root, s->pool, s->uid, true, AG_SESSION_MAX_DIRS, removed,
                                            userdata);
@@ -541,7 +541,7 @@ int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *u
 
                 const char *pool;
 
-                /* pools (issue 11): every user group in each pool, then the pool */
+                /* pools: every user group in each pool, then the pool */
                 if (de->d_type == DT_DIR && ag_pool_group_parse(de->d_name, &pool) >= 0) {
                         r = ag_pool_gc(rfd, root, de->d_name, removed, userdata);
                         if (r > 0)

@@ -42,7 +42,7 @@ typedef struct AgSession {
         char *acct_origin;             /* v1: its cpuacct group then, read with origin (may be NULL);
                                         * where the accounting mirror puts it back (lib/acct.h) */
         char *path;                    /* cgroup path of the session (or user group), "/<root>/user-<uid>/<name>" */
-        /* pools (issue 11) */
+        /* pools */
         char *pool;                    /* the user's pool (path "/<root>/pool-<pool>/user-<uid>/<name>"); NULL for none */
 } AgSession;
 
@@ -53,7 +53,7 @@ typedef struct AgOpenParams {
         const AgPolicy *policy;
         pid_t pid;                     /* process moved into login/; 0 for the caller */
         unsigned long audit_session;   /* AG_AUDIT_SESSION_UNSET when none */
-        /* pools (issue 11) */
+        /* pools */
         const char *pool;              /* the user's pool; NULL or "" for none */
         const AgPolicy *pool_policy;   /* its limits (NULL: the defaults) */
         const AgConfig *config;        /* names the places swept at open (NULL: only the user's own) */

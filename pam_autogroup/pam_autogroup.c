@@ -296,7 +296,7 @@ static void on_removed(void *userdata, const char *path) {
         audit_record(c->pamh, c->ctl, c->audit, "autogroup-remove", c->user, c->uid, path);
 }
 
-/* latency classes (issue 11): the class goes to the calling thread, the one
+/* latency classes: the class goes to the calling thread, the one
  * that forks the login, so every process of the login inherits it. It needs
  * no cgroup, so it applies in every mode; class normal changes nothing. A
  * failure is one log line and never fails the session. */
@@ -385,7 +385,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 pam_syslog(pamh, LOG_DEBUG, "policy for %s: weight %u, max %ld%s, sessions %s, idle %s", user,
                            policy.weight, policy.max_pct, policy.max_pct < 0 ? " (none)" : "%",
                            policy.sessions ? "yes" : "no", policy.idle ? "yes" : "no");
-        /* pools (issue 11) */
+        /* pools */
         AgPolicy pool_policy;
         ag_pool_policy_resolve(config, policy.pool, &pool_policy);
         if (policy.pool[0] && ag_pam_mode(ctl.mode) == AG_MODE_SYSTEMD)
@@ -396,7 +396,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                            pool_policy.weight, pool_policy.max_pct, pool_policy.max_pct < 0 ? " (none)" : "%",
                            pool_policy.idle ? "yes" : "no");
 
-        apply_latency(pamh, &ctl, user, policy.latency);       /* latency classes (issue 11) */
+        apply_latency(pamh, &ctl, user, policy.latency);
 
         /* systemd hosts: the policy goes to systemd, nothing into cgroupfs */
         r = ag_pam_systemd_open(pamh, ctl.mode, ctl.flags & PAM_DEBUG_ARG, user, pw->pw_uid, &policy);
@@ -473,7 +473,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         if (pam_putenv(pamh, env) != PAM_SUCCESS)
                 pam_syslog(pamh, LOG_WARNING, "cannot set %s", AG_SESSION_ENV);
 
-        /* latency classes (issue 11): a kernel without cpu.idle (before 5.15) */
+        /* latency classes: a kernel without cpu.idle (before 5.15) */
         if ((ctl.flags & PAM_DEBUG_ARG) && policy.idle && ag_kernel_has_cpu_idle(h, s->path) == 0)
                 pam_syslog(pamh, LOG_DEBUG, "the kernel has no cpu.idle (Linux 5.15 or later needed): idle yes "
                            "not applied, the rest of the policy is");

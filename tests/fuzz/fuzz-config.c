@@ -88,7 +88,7 @@ static void check_rule(const AgConfig *c, const AgRule *r) {
         case AG_DOMAIN_RANGE:
                 CHECK(!r->name && r->uid_min <= r->uid_max && r->uid_max != (uid_t) -1);
                 break;
-        case AG_DOMAIN_POOL:            /* pools (issue 11): a pool's limits only */
+        case AG_DOMAIN_POOL:            /* pools: a pool's limits only */
                 CHECK(r->name && ag_pool_name_valid(r->name, strlen(r->name)));
                 CHECK(r->item == AG_ITEM_WEIGHT || r->item == AG_ITEM_MAX || r->item == AG_ITEM_IDLE);
                 break;
@@ -106,7 +106,7 @@ static void check_rule(const AgConfig *c, const AgRule *r) {
         case AG_ITEM_MAX:
                 CHECK(r->value == AG_MAX_NONE || (r->value >= 1 && r->value <= AG_MAX_PCT_MAX));
                 break;
-        case AG_ITEM_LATENCY:           /* latency classes (issue 11) */
+        case AG_ITEM_LATENCY:
                 CHECK(r->value >= 0 && r->value < _AG_LATENCY_MAX);
                 CHECK(ag_latency_to_string((AgLatency) r->value));
                 break;
@@ -128,7 +128,7 @@ static void check_policy(const AgConfig *c, const AgPolicy *p) {
                         check_rule(c, p->source[i]);
                         CHECK(p->source[i]->item == (AgItem) i);
                 }
-        /* pools (issue 11): a valid pool or none; its limits come from pool:NAME lines only */
+        /* pools: a valid pool or none; its limits come from pool:NAME lines only */
         CHECK(!p->pool[0] || ag_pool_name_valid(p->pool, strlen(p->pool)));
         if (p->pool[0]) {
                 AgPolicy pool;

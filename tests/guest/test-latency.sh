@@ -1,5 +1,5 @@
 #!/bin/bash
-# Latency classes (issue 11) INSIDE the guest that tests/vm/test-guest.sh boots
+# Latency classes INSIDE the guest that tests/vm/test-guest.sh boots
 # (pure cgroup2 with cpu; Debian 12's kernel 6.1, which has cpu.idle but no
 # EEVDF custom slices): the module sets the class's policy and logs one debug
 # line about the missing slices, the rest of the policy applies; "autogroup

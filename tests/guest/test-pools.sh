@@ -1,6 +1,6 @@
 #!/bin/bash
 # shellcheck disable=SC2154  # PID_<name> are set with eval by bg/spin
-# Pools (issue 11) on cgroup v2, INSIDE the guest that tests/vm/test-guest.sh
+# Pools on cgroup v2, INSIDE the guest that tests/vm/test-guest.sh
 # boots (same boot as tests/guest/test-v2.sh): pure cgroup2 with cpu at the
 # root, the host's build read-only. Through real libpam (agdrv --pam):
 # <root>/pool-<name>/user-<uid>/<session>/login with cpu.weight/cpu.max of

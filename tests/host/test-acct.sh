@@ -1,5 +1,5 @@
 #!/bin/bash
-# CPU accounting per session and per user (issue 11, part 3), through the real
+# CPU accounting per session and per user, through the real
 # module and real libpam on the host's cgroup v1, where cpuacct is a hierarchy
 # of its own (/sys/fs/cgroup/cpuacct beside /sys/fs/cgroup/cpu):
 #   - the close line (LOG_INFO) and the audit record with cpu_usec, user_usec,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Latency classes (issue 11) on the host (cgroup v1 cpu): the config item
+# Latency classes on the host (cgroup v1 cpu): the config item
 # "latency" through real libpam (agdrv --pam, pam_autogroup.so), read back with
 # sched_getattr (tests/host/schedattr) on the session's opener and the
 # processes started inside it; the nice value kept; real-time tasks left

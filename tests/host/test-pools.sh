@@ -1,5 +1,5 @@
 #!/bin/bash
-# Host tests of pools (issue 11) on the real cgroup v1 cpu hierarchy, through
+# Host tests of pools on the real cgroup v1 cpu hierarchy, through
 # real libpam (tests/host/agdrv): <root>/pool-<name>/user-<uid>/<session>/login.
 # Two pools with weights 300:100, two users in pool alpha and one in pool
 # beta, one user in no pool: layout, cpu.shares of pool and user groups,

@@ -123,7 +123,7 @@ CONTROL=required svc agsd2_strict "root=$ROOT conf=$CONF mode=systemd strict"
 in_fake_systemd "'$AGDRV' --pam '$T' agsd2_strict '$UA' open" >"$T/fsds.out" 2>&1
 check "mode=systemd, no bus, strict: PAM_SESSION_ERR" grep -q '^open=PAM_SESSION_ERR' "$T/fsds.out"
 
-echo "# 4b. pools (issue 11): a pool rule in systemd mode gives one log line and a working login"
+echo "# 4b. pools: a pool rule in systemd mode gives one log line and a working login"
 # A syslog capture of its own in a private mount namespace (tests/host/hardening-lib.sh),
 # so that these checks run even while another test holds /dev/log.
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"

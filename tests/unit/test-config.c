@@ -99,7 +99,7 @@ static void test_to_string(void **state) {
         assert_string_equal(ag_domain_kind_to_string(AG_DOMAIN_GROUP), "group");
         assert_string_equal(ag_domain_kind_to_string(AG_DOMAIN_USER), "user");
         assert_null(ag_domain_kind_to_string(_AG_DOMAIN_KIND_MAX));
-        /* pools (issue 11) */
+        /* pools */
         assert_string_equal(ag_item_to_string(AG_ITEM_POOL), "pool");
         assert_string_equal(ag_domain_kind_to_string(AG_DOMAIN_POOL), "pool");
 
@@ -343,7 +343,7 @@ static void test_parse_line_invalid(void **state) {
         assert_int_equal(ag_config_parse_line("alice weight 0", &rule, NULL), -EINVAL);
 }
 
-/* ---- pools (issue 11) ---- */
+/* ---- pools ---- */
 
 #define E_POOL      "invalid pool (expected a pool name or none)"
 #define E_POOL_NAME "invalid pool name (expected 1..32 of a-z 0-9 _ -, starting with a letter or digit)"

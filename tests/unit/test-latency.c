@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for latency classes (issue 11): the config item "latency"
+/* Unit tests for latency classes: the config item "latency"
  * (lib/config-value.c), its resolution (lib/policy.c) and the class ->
  * scheduler attribute mapping (lib/latency.c). The last test sets a class on
  * the test's own thread, which needs no privilege; on a kernel without custom

@@ -81,7 +81,7 @@ static void assert_defaults(const AgPolicy *p) {
         assert_false(p->idle);
         for (int i = 0; i < _AG_ITEM_MAX; i++)
                 assert_null(p->source[i]);
-        assert_string_equal(p->pool, "");       /* pools (issue 11): none */
+        assert_string_equal(p->pool, "");       /* pools: none */
 }
 
 static AgPolicy resolve(const AgConfig *c, const char *user, uid_t uid, FakeGroups *f) {
@@ -762,7 +762,7 @@ static void test_format_cpu_max(void **state) {
         assert_int_equal(ag_format_cpu_max(&v, NULL, 0), -ENOBUFS);
 }
 
-/* ---- pools (issue 11) ---- */
+/* ---- pools ---- */
 
 /* The pool item resolves like any other: user > @group > range > *, later wins. */
 static void test_pool_membership(void **state) {
