@@ -437,6 +437,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                            "so cpu cannot be enabled below it: run 'autogroup container-init' as root once "
                            "at container start; session of %s not grouped",
                            h->mount, user);
+                ag_config_free(config);
                 ag_hierarchy_free(h);
                 return fail_rc(&ctl);
         }
