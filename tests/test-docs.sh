@@ -182,7 +182,7 @@ do_deb_deps() {
 do_rpm_deps() {
         local where="$1" body="$2" br missing tarball
         br=$(sed -n 's/^BuildRequires:[[:space:]]*//p' "$SRC/rpm/pam_autogroup.spec" |
-                sed 's/^pkgconfig(cmocka)$/libcmocka-devel/; s/^pkgconfig$/pkgconf/' | sort -u)
+                sed 's/^pkgconfig(cmocka)$/libcmocka-devel/' | sort -u)
         missing=$(comm -23 <(printf '%s\nautoconf\nautomake\nlibtool\nrpm-build\n' "$br" | sort -u) <(pkgs_of dnf "$body") | tr '\n' ' ')
         check_eq "$where: dnf installs the spec's BuildRequires, autotools and rpm-build" "" "$missing"
         check "$where: autoreconf -fi before configure (a git checkout has no configure)" grep -q '^autoreconf -fi && ./configure' "$body"
