@@ -10,6 +10,9 @@
 # A block of README.md or of a man page's EXAMPLES without a mark gets the
 # mark "UNMARKED" (tests/test-docs.sh fails on it); unmarked blocks of other
 # Markdown files are not written.
+#
+# doc-blocks.py --links FILE...: prints the relative links of the Markdown
+# files whose file or #heading does not exist; exits 1 if there is any.
 import os
 import re
 import sys
@@ -71,7 +74,43 @@ def man(path):
         i += 1
 
 
+def slug(heading):
+    s = heading.strip().lower()
+    s = re.sub(r'[^\w\- ]', '', s)
+    return s.replace(' ', '-')
+
+
+def anchors(path):
+    text = open(path, encoding='utf-8').read()
+    text = re.sub(r'(?ms)^\s*```.*?^\s*```', '', text)
+    return {slug(m.group(1)) for m in re.finditer(r'(?m)^#+\s+(.*)$', text)}
+
+
+def links(paths):
+    """Prints every relative link of the Markdown files whose file or
+    #anchor does not exist; returns how many."""
+    bad = 0
+    for path in paths:
+        text = open(path, encoding='utf-8').read()
+        text = re.sub(r'(?ms)^\s*```.*?^\s*```', '', text)
+        for m in re.finditer(r'\]\(([^)\s]+)\)', text):
+            target = m.group(1)
+            if re.match(r'^[a-z]+:', target):
+                continue
+            f, _, a = target.partition('#')
+            f = os.path.normpath(os.path.join(os.path.dirname(path), f)) if f else path
+            if not os.path.exists(f):
+                print('%s: %s: no such file' % (path, target))
+                bad += 1
+            elif a and (not f.endswith('.md') or a not in anchors(f)):
+                print('%s: %s: no such heading' % (path, target))
+                bad += 1
+    return bad
+
+
 def main():
+    if sys.argv[1] == '--links':
+        sys.exit(1 if links(sys.argv[2:]) else 0)
     out = sys.argv[1]
     n = 0
     for path in sys.argv[2:]:

@@ -29,6 +29,7 @@
 #                    named in Makefile.am, or a CI script) runs the same
 #                    command and contains each S
 #   none REASON      not a command (a diagram, measured figures)
+# and every relative link of README.md and doc/ leads to a file and heading.
 # Nothing outside its own temp dir, users and cgroup root is changed.
 . "${abs_top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 require_root
@@ -250,6 +251,10 @@ do_cite() {
                 check "$where: $file has '$s'" grep -qF -- "$s" "$SRC/$file"
         done < <(case "$args" in *' grep:'*) printf '%s\n' "${args#* grep:}" | sed 's/ grep:/\n/g';; esac)
 }
+
+if python3 "$SRC/tests/doc-blocks.py" --links "$SRC/README.md" "$SRC"/doc/*.md >"$T/links.out" 2>&1; then
+        ok "every relative link of README.md and doc/ names a file and a heading that exist"
+else not_ok "broken links: $(tr '\n' '|' <"$T/links.out")"; fi
 
 for m in "$T"/b/*.mark; do
         n=${m%.mark}; where=$(cat "$n.where"); where=${where#"$SRC/"}
