@@ -43,6 +43,8 @@ USR="${TAG}d"
 add_user "$USR"
 IU=$(id -u "$USR")
 HAVE_V1=0; [ -f "$CPU/cpu.shares" ] && HAVE_V1=1
+# the logins go through runuser -l with a private /etc/pam.d
+command -v runuser >/dev/null && command -v unshare >/dev/null || HAVE_V1=0
 ACCT_APART=0
 [ "$HAVE_V1" = 1 ] && [ -f /sys/fs/cgroup/cpuacct/cpuacct.usage ] && [ ! -e "$CPU/cpuacct.usage" ] && ACCT_APART=1
 
