@@ -202,7 +202,10 @@ do_configure_install() {
         for o in $(grep -oE -- '--with(out)?-[a-z]+' "$doc" | sort -u); do
                 check "$where: configure knows ${o}" grep -q -- "${o/--without-/--with-}" <<<"$help"
         done
-        check_eq "$where: make install puts the hook in /etc/profile.d" /etc/profile.d "$(make_var profiledir)"
+        check "$where: configure's default for the hook is /etc/profile.d" grep -q 'default: /etc/profile.d' <<<"$help"
+        if ! grep -q -- '--with-profiledir' "$abs_top_builddir/config.status"; then
+                check_eq "$where: make install puts the hook in /etc/profile.d" /etc/profile.d "$(make_var profiledir)"
+        else skip "$where: this build tree was configured with --with-profiledir=$(make_var profiledir)"; fi
         check "$where: the document names /etc/profile.d/autogroup-hook.sh" grep -q /etc/profile.d/autogroup-hook.sh "$doc"
         prefix=$(make_var prefix)
         if [ "$prefix" = /usr/local ]; then
