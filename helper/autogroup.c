@@ -282,6 +282,13 @@ static int verb_status(const Args *a) {
 
 /* ---- check ---- */
 
+/* What check and explain say of a main config file that does not exist. */
+#define CONFIG_MISSING "does not exist, the built-in defaults apply"
+
+static bool config_missing(const char *path) {
+        return access(path, F_OK) < 0 && errno == ENOENT;
+}
+
 static int verb_check(const Args *a) {
         const char *path = AG_DEFAULT_CONF;
         AgConfig *config = NULL;
@@ -293,8 +300,8 @@ static int verb_check(const Args *a) {
         }
         if (a->argc == 1)
                 path = a->argv[0];
-        if (access(path, F_OK) < 0 && errno == ENOENT)
-                printf("%s: does not exist, the built-in defaults apply\n", path);
+        if (config_missing(path))
+                printf("%s: %s\n", path, CONFIG_MISSING);
         r = ag_check_config(path, stdout, &config);
         if (r < 0) {
                 fprintf(stderr, "autogroup check: %s\n", strerror(-r));
@@ -355,7 +362,13 @@ static int verb_explain(const Args *a) {
                 ag_nss_user_free(u);
                 return EXIT_FAILURE;
         }
-        printf("config %s (%zu rule%s)\n", path, config->n_rules, config->n_rules == 1 ? "" : "s");
+        if (config_missing(path) && config->n_rules == 0)
+                printf("config %s: %s\n", path, CONFIG_MISSING);
+        else if (config_missing(path))
+                printf("config %s: %s, with %zu rule%s from its drop-ins\n", path, CONFIG_MISSING,
+                       config->n_rules, config->n_rules == 1 ? "" : "s");
+        else
+                printf("config %s (%zu rule%s)\n", path, config->n_rules, config->n_rules == 1 ? "" : "s");
         if (find_hierarchy(a, &h) < 0)
                 h = NULL;
         ag_explain_print(config, u, h, stdout);

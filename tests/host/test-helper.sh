@@ -370,6 +370,13 @@ check "resulting cgroup v1 values" grep -qx "cgroup v1: cpu.shares=4096 cpu.cfs_
 "$HELPER" explain --conf "$CONF" "$UB" >"$T/explain-b.out" 2>&1
 check "a user matching only *: weight from *" grep -qE "^weight +100 +from $CONF:2 " "$T/explain-b.out"
 check_not "explain of an unknown user fails" "$HELPER" explain --conf "$CONF" "nosuchuser-$$"
+"$HELPER" explain --conf "$T/missing.conf" "$UA" >"$T/explain-missing.out" 2>&1; rc=$?
+check_eq "explain of a missing config: exit 0" 0 "$rc"
+check_eq "explain of a missing config: the header says what check says" \
+        "config $T/missing.conf: does not exist, the built-in defaults apply" "$(head -n1 "$T/explain-missing.out")"
+check "check of a missing config says the same" grep -qx "$T/missing.conf: does not exist, the built-in defaults apply" \
+        <("$HELPER" check "$T/missing.conf")
+check "explain of a missing config: weight from the default" grep -qE "^weight +100 +default" "$T/explain-missing.out"
 
 echo "# 13. the helper finds root= by itself: AUTOGROUP_SESSION, verified against the real cgroup"
 # $HELPER without --root; the module's root= is agtest-<pid>, not the default

@@ -9,7 +9,7 @@
 # them. Then the directory goes down (slapd hung, then killed, while nslcd
 # runs): logins of a local and of a directory user must finish in bounded
 # time, with one log line, and the stack goes on. The times are printed (the
-# README states the bound); they are not asserted. Every command of the
+# doc/config.md states the bound); they are not asserted. Every command of the
 # outage runs under a liveness guard instead (timeout $GUARD s, far above any
 # bound): a hung look-up fails its check rather than stalling make check.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -62,7 +62,7 @@ group() { # group NAME GID MEMBER...
 } | ldap_add
 check "directory populated" test "$(ldapsearch -x -LLL -H "$LD_URI" -b "$LD_BASE" dn 2>/dev/null | grep -c '^dn:')" = 9
 # Short timeouts so that a dead directory costs seconds, not minutes; the
-# README's figures come from these settings.
+# The figures of doc/config.md come from these settings.
 # (AG_LDAP_NSLCD_DEFAULTS=1 measures with nslcd's defaults instead: minutes.)
 NSLCD_OPTS=("bind_timelimit 2" "timelimit 2" "reconnect_sleeptime 1" "reconnect_retrytime 3")
 [ -z "${AG_LDAP_NSLCD_DEFAULTS:-}" ] || NSLCD_OPTS=("# nslcd defaults")

@@ -12,7 +12,7 @@
 # hang into a failure.
 #
 # AG_LOAD_LOGINS (200), AG_LOAD_USERS (20) and AG_SOAK_CYCLES (10,000, about
-# 15 s; the README gives a long run) change the sizes.
+# 15 s; doc/testing.md gives a long run) change the sizes.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
 require_root
