@@ -34,7 +34,9 @@ owner() { stat -c %U "$1" 2>/dev/null; }
 val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
 # the user's login shell as a session leader: enter, then where it is
 cat >"$U/enter.sh" <<EOS
-setsid -w sh -c '"$HELPER" --root $ROOT enter --pid \$\$ >"\$1.out" 2>&1; echo \$? >"\$1.rc"; grep :cpu: /proc/\$\$/cgroup | cut -d: -f3 >"\$1.cg"' sh "\$1"
+setsid -w sh -c '"$HELPER" --root $ROOT enter --pid \$\$ >"\$1.out" 2>&1; echo \$? >"\$1.rc"; grep :cpu: /proc/\$\$/cgroup | cut -d: -f3 >"\$1.cg"
+"$HELPER" --root $ROOT enter --verbose --pid \$\$ >"\$1.verbose" 2>&1
+"$HELPER" --root $ROOT run -- true >"\$1.run" 2>&1; echo "rc=\$?" >>"\$1.run"' sh "\$1"
 EOS
 chmod 755 "$U/enter.sh"
 # bg NAME SERVICE: a login of UA that stays open until $T/NAME.go exists, its
@@ -66,6 +68,9 @@ for svcname in agdef agno agbad; do
         check_not "the user cannot chmod the session" as_user "$UA" "chmod 777 $CPU$S"
         check_eq "enter in the login's shell: exit 0, silent, not moved" "0::$S/login" \
                 "$(cat "$U/$svcname.rc"):$(cat "$U/$svcname.out"):$(cat "$U/$svcname.cg")"
+        check "enter --verbose says the session is not delegated" grep -q "not delegated to this user" "$U/$svcname.verbose"
+        check_eq "autogroup run says so and fails" "autogroup run: cannot find the session: your pam_autogroup session is not delegated to you (the module's delegate=no) rc=1" \
+                "$(tr '\n' ' ' <"$U/$svcname.run" | sed 's/ $//')"
         check_eq "the login's processes are in login/" "$S/login" \
                 "$(grep :cpu: "/proc/$(cat "$U/$svcname.pid")/cgroup" | cut -d: -f3)"
         end "$svcname"
