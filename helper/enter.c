@@ -157,8 +157,9 @@ int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char 
         if (r < 0)
                 return gone(r) ? -ENOENT : r;
         /* The user group (and its pool) is root's, the session the user's:
-         * that is what the module makes. Anything else is not a delegated
-         * session. */
+         * that is what the module makes with delegate=yes (a session of
+         * root's is one it did not delegate). Anything else is not a
+         * session of this user. */
         if (fstat(pfd, &st) < 0 || st.st_uid != 0 || fstat(ufd, &st) < 0 || st.st_uid != 0 || fstat(sfd, &st) < 0)
                 return -ENOENT;
         if (st.st_uid != uid)

@@ -32,7 +32,7 @@
 #define AG_SESSION_MAX_DIRS 256
 /* The same for "autogroup gc", run by the administrator. */
 #define AG_GC_MAX_DIRS 16384
-/* v2: cgroup.max.descendants of every session (root-owned); its
+/* v2: cgroup.max.descendants of every delegated session (root-owned); its
  * cgroup.max.depth is AG_SESSION_MAX_DEPTH, so on v2 the kernel keeps every
  * session within what close and gc remove. v1 has neither limit. */
 #define AG_SESSION_MAX_DESCENDANTS 128
