@@ -19,7 +19,7 @@ CG="$CG2/$ROOT"
 AG_CGROOTS="$CG"
 start_syslog || true
 add_user "${TAG}a"
-UA="${TAG}a"; IA=$(id -u "$UA")
+UA="${TAG}a"
 CONF="$T/autogroup.conf"
 echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"

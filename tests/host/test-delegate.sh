@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2154  # PID_<name> are set with eval by bg/lib2
 # Who owns a session: the module option delegate=yes|no (default no).
 #
 # Without delegate=yes a session stays root's: on cgroup v1 the user can make
@@ -21,7 +22,7 @@ V2ROOT="agdel2-$$"
 AG_CGROOTS="$CG $UNIFIED/$V2ROOT"
 start_syslog || true
 add_user "${TAG}a"
-UA="${TAG}a"; IA=$(id -u "$UA")
+UA="${TAG}a"
 CONF="$T/autogroup.conf"
 echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
