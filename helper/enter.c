@@ -29,6 +29,8 @@ static const char *const result_table[_AG_ENTER_RESULT_MAX] = {
         [AG_ENTER_REALTIME] = "a real-time task, left where it is",
         [AG_ENTER_SCOPE_FAILED] = "the user manager did not move it, left where it is",
         [AG_ENTER_LOGIN_SHELL] = "the login's own shell, left in its session scope",
+        [AG_ENTER_NOT_DELEGATED] = "the session is not delegated to this user (pam_autogroup delegate=no), "
+                                   "nothing to do",
 };
 
 const char *ag_enter_result_to_string(AgEnterResult r) {
@@ -155,11 +157,13 @@ int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char 
         if (r < 0)
                 return gone(r) ? -ENOENT : r;
         /* The user group (and its pool) is root's, the session the user's:
-         * that is what the module makes. Anything else is not a delegated
-         * session. */
-        if (fstat(pfd, &st) < 0 || st.st_uid != 0 || fstat(ufd, &st) < 0 || st.st_uid != 0 ||
-            fstat(sfd, &st) < 0 || st.st_uid != uid)
+         * that is what the module makes with delegate=yes (a session of
+         * root's is one it did not delegate). Anything else is not a
+         * session of this user. */
+        if (fstat(pfd, &st) < 0 || st.st_uid != 0 || fstat(ufd, &st) < 0 || st.st_uid != 0 || fstat(sfd, &st) < 0)
                 return -ENOENT;
+        if (st.st_uid != uid)
+                return st.st_uid == 0 ? -EPERM : -ENOENT;       /* root's: not delegated */
         if (asprintf(&spath, "/%s/%s/%s", place, ugroup, session) < 0)
                 return -ENOMEM;
         *ret_sfd = take_fd(&sfd);
@@ -204,8 +208,8 @@ int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
                 goto fail;
         }
         r = ag_session_dir_open(h, root, uid, path, &sfd, &session_path, &rest);
-        if (r == -ENOENT) {
-                result = AG_ENTER_NOT_MANAGED;
+        if (r == -ENOENT || r == -EPERM) {
+                result = r == -EPERM ? AG_ENTER_NOT_DELEGATED : AG_ENTER_NOT_MANAGED;
                 goto done;
         }
         if (r < 0) {

@@ -26,6 +26,7 @@ typedef enum AgEnterResult {
         AG_ENTER_REALTIME,             /* a real-time task the kernel refused: left where it is */
         AG_ENTER_SCOPE_FAILED,         /* logind host: the user manager could not be asked, or refused */
         AG_ENTER_LOGIN_SHELL,          /* logind host: the login's own shell stays in its session scope */
+        AG_ENTER_NOT_DELEGATED,        /* in the user's session, which stays root's (delegate=no) */
         _AG_ENTER_RESULT_MAX,
 } AgEnterResult;
 
@@ -46,7 +47,8 @@ int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_sess
  * them, walked down from the mount without following symlinks. Returns the
  * directory fd, the session's cgroup path ("/<root>[/pool-<name>]/user-<uid>/<session>",
  * allocated) and the rest of path below it (a pointer into path, "" for
- * none). -ENOENT when path is not in such a session. */
+ * none). -ENOENT when path is not in such a session, -EPERM when it is in
+ * a session of uid that was not delegated (root's, pam_autogroup's default). */
 int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char *path, int *ret_sfd,
                         char **ret_session_path, char **ret_rest);
 

@@ -100,7 +100,9 @@ static void note_latency(const char *verb, AgLatency l, AgLatencyResult res) {
 }
 
 static const char *session_error(int r) {
-        return r == -ENOENT ? "not inside one of your pam_autogroup sessions" : strerror(-r);
+        return r == -ENOENT ? "not inside one of your pam_autogroup sessions"
+               : r == -EPERM ? "your pam_autogroup session is not delegated to you (the module's delegate=no)"
+                             : strerror(-r);
 }
 
 /* Removes empty "run-*" leaves of commands that ended without their run
@@ -345,7 +347,7 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
         if (r < 0) {
                 if (by_pid)
                         fprintf(stderr, "autogroup set: process %jd is %s\n", (intmax_t) pid,
-                                r == -ENOENT ? "not inside one of your pam_autogroup sessions"
+                                r == -ENOENT || r == -EPERM ? session_error(r)
                                              : r == -ESRCH ? "gone" : strerror(-r));
                 else
                         fprintf(stderr, "autogroup set: cannot %s: %s\n", what, session_error(r));

@@ -119,8 +119,8 @@ static int apply_user_policy(const AgHierarchy *h, int ufd, bool created, const 
         return created ? ag_cg_apply_new(h, ufd, &v) : ag_cg_apply(h, ufd, &v, NULL);
 }
 
-/* Makes the session directory and its login/ leaf, delegates both, moves pid
- * in. On failure removes what it made. */
+/* Makes the session directory and its login/ leaf, delegates both when
+ * p->delegate, moves pid in. On failure removes what it made. */
 static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pid_t pid, char **ret_name,
                         const char **what) {
         _cleanup_close_ int sfd = -1, lfd = -1;
@@ -151,11 +151,15 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                 goto fail;
         }
         if (h->version == 2) {
-                char buf[32];
-                snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DESCENDANTS);
-                (void) ag_write_file(sfd, "cgroup.max.descendants", buf);
-                snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DEPTH);
-                (void) ag_write_file(sfd, "cgroup.max.depth", buf);
+                /* The kernel's bound on what the user builds in a delegated
+                 * session; an undelegated one gets no group but login/. */
+                if (p->delegate) {
+                        char buf[32];
+                        snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DESCENDANTS);
+                        (void) ag_write_file(sfd, "cgroup.max.descendants", buf);
+                        snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DEPTH);
+                        (void) ag_write_file(sfd, "cgroup.max.depth", buf);
+                }
                 if (h->has_cpu) {
                         r = ag_cg_enable_cpu(h, sfd);
                         if (r < 0) {
@@ -169,12 +173,14 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                 *what = "create the login leaf";
                 goto fail;
         }
-        r = ag_cg_delegate(h, sfd, p->uid, p->gid);
-        if (r >= 0)
-                r = ag_cg_delegate(h, lfd, p->uid, p->gid);
-        if (r < 0) {
-                *what = "delegate the session group";
-                goto fail;
+        if (p->delegate) {
+                r = ag_cg_delegate(h, sfd, p->uid, p->gid);
+                if (r >= 0)
+                        r = ag_cg_delegate(h, lfd, p->uid, p->gid);
+                if (r < 0) {
+                        *what = "delegate the session group";
+                        goto fail;
+                }
         }
         r = ag_cg_attach(lfd, pid);
         if (r < 0) {

@@ -6,11 +6,14 @@
  *   <hierarchy>/<root>/user-<uid>/<session>/login
  *                                          /<leaf>...   (made by the helper)
  *
- * <root> and user-<uid> belong to root and carry the user's policy. The
- * session directory and its cgroup.procs (v2: cgroup.threads and
- * cgroup.subtree_control; v1: tasks) belong to the user, its cpu.* files stay
- * root's. Opening creates what is missing and moves a process into login/;
- * closing moves it out and removes every empty group of that user. */
+ * <root> and user-<uid> belong to root and carry the user's policy. A
+ * delegated session (AgOpenParams.delegate) has its directory and its
+ * cgroup.procs (v2: cgroup.threads and cgroup.subtree_control; v1: tasks)
+ * owned by the user, its cpu.* files stay root's; an undelegated one is
+ * root's throughout, and the user can neither make groups in it nor move
+ * processes out of it. Opening creates what is missing and moves a process
+ * into login/; closing moves it out and removes every empty group of that
+ * user. */
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -29,7 +32,7 @@
 #define AG_SESSION_MAX_DIRS 256
 /* The same for "autogroup gc", run by the administrator. */
 #define AG_GC_MAX_DIRS 16384
-/* v2: cgroup.max.descendants of every session (root-owned); its
+/* v2: cgroup.max.descendants of every delegated session (root-owned); its
  * cgroup.max.depth is AG_SESSION_MAX_DEPTH, so on v2 the kernel keeps every
  * session within what close and gc remove. v1 has neither limit. */
 #define AG_SESSION_MAX_DESCENDANTS 128
@@ -57,6 +60,7 @@ typedef struct AgOpenParams {
         const char *pool;              /* the user's pool; NULL or "" for none */
         const AgPolicy *pool_policy;   /* its limits (NULL: the defaults) */
         const AgConfig *config;        /* names the places swept at open (NULL: only the user's own) */
+        bool delegate;                 /* hand the session group to the user (see the layout above) */
 } AgOpenParams;
 
 /* Called for every group a sweep removed; path is relative to the hierarchy. */

@@ -55,6 +55,7 @@ struct module_ctl {
         const char *conf;
         const char *root;
         AgMode mode;                   /* mode=auto|cgroupfs|systemd (pam-systemd.c) */
+        int delegate;                  /* delegate=yes 1, delegate=no 0, not given -1 (no) */
 };
 
 struct module_data {
@@ -68,6 +69,7 @@ static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, stru
         ctl->conf = AG_DEFAULT_CONF;
         ctl->root = AG_ROOT_DEFAULT;
         ctl->mode = AG_MODE_AUTO;
+        ctl->delegate = -1;
 
         for (; argc-- > 0; ++argv) {
                 if (strcmp(*argv, "debug") == 0)
@@ -90,7 +92,13 @@ static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, stru
                                 ctl->mode = m;
                         else
                                 pam_syslog(pamh, LOG_ERR, "invalid mode '%s', using 'auto'", *argv + 5);
-                } else
+                } else if (strcmp(*argv, "delegate=yes") == 0)
+                        ctl->delegate = 1;
+                else if (strcmp(*argv, "delegate=no") == 0)
+                        ctl->delegate = 0;
+                else if (strncmp(*argv, "delegate=", 9) == 0)
+                        pam_syslog(pamh, LOG_ERR, "invalid delegate '%s', using 'no'", *argv + 9);
+                else
                         pam_syslog(pamh, LOG_ERR, "unknown option: %s", *argv);
         }
         return ctl->flags;
@@ -427,6 +435,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 .pool = policy.pool,
                 .pool_policy = &pool_policy,
                 .config = config,
+                .delegate = ctl.delegate > 0,
         };
         /* A container's cgroup namespace whose root holds the container's
          * processes: nothing below it can get cpu. Check before touching it
@@ -474,7 +483,16 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         if (pam_putenv(pamh, env) != PAM_SUCCESS)
                 pam_syslog(pamh, LOG_WARNING, "cannot set %s", AG_SESSION_ENV);
 
-        /* latency classes: a kernel without cpu.idle (before 5.15) */
+        /* cgroup v2 checks only write access to the common ancestor's
+         * cgroup.procs, not who owns the process: in a delegated session the
+         * user could move this (root) process out of login/, then freeze or
+         * kill it. So no delegation unless the administrator asks. */
+        if (h->version == 2 && s->name && ctl.delegate < 0)
+                pam_syslog(pamh, LOG_NOTICE,
+                           "session %s of %s not delegated: on cgroup v2 the user could move, freeze or kill the "
+                           "process that opened it (delegate=yes delegates anyway, delegate=no drops this line)",
+                           s->path, user);
+        /* a kernel without cpu.idle (before 5.15) */
         if ((ctl.flags & PAM_DEBUG_ARG) && policy.idle && ag_kernel_has_cpu_idle(h, s->path) == 0)
                 pam_syslog(pamh, LOG_DEBUG, "the kernel has no cpu.idle (Linux 5.15 or later needed): idle yes "
                            "not applied, the rest of the policy is");

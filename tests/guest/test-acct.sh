@@ -19,7 +19,7 @@ UA="${TAG}a"; IA=$(id -u "$UA")
 CONF="$T/autogroup.conf"
 echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacct"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacct"
 HELPER="$abs_top_builddir/helper/autogroup"
 PFX='pam_autogroup\(agacct:session\): '
 drv() { "$AGDRV" --pam "$T" agacct "$@"; }

@@ -22,7 +22,7 @@ CONF="$T/autogroup.conf"
 printf '%s latency audio\n%s latency batch\n%s weight 200\n' "$UA" "$UB" "$UA" >"$CONF"
 chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
 bg() {
         local n="$1" u="$2"; shift 2
         "$AGDRV" --pam "$T" agtest "$u" open env cgroup "$@" wait-file "$T/$n.go" close >"$T/$n.out" 2>&1 &

@@ -60,9 +60,9 @@ CONF="$T/autogroup.conf"
 printf '*  weight  100\n%s  weight  400\n%s  max  150%%\n%s  idle  yes\n' "$UB" "$UB" "$UC" >"$CONF"
 chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' \
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' \
         "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
-printf 'session required pam_permit.so\nsession required %s root=%s conf=%s strict\n' \
+printf 'session required pam_permit.so\nsession required %s root=%s conf=%s strict delegate=yes\n' \
         "$AG_MODULE" "$ROOT" "$CONF" >"$T/agstrict"
 # the module's own return code through the stack: PAM_IGNORE jumps over
 # pam_deny (-> PAM_SUCCESS), anything else runs into it (-> PAM_SESSION_ERR)

@@ -48,7 +48,7 @@ pool:beta       weight   300
 CONF
 chmod 644 "$T/c3.conf"
 for i in 1 2 3; do
-        printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' \
+        printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes\n' \
                 "$AG_MODULE" "$ROOT" "$T/c$i.conf" >"$T/agp$i"
 done
 drv() { "$AGDRV" --pam "$T" "$@"; }

@@ -37,7 +37,7 @@ $UB             max      150%
 CONF
 chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' \
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' \
         "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
 drv() { "$AGDRV" --pam "$T" agtest "$@"; }
 # bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists

@@ -7,6 +7,8 @@
  *                                                cgroup2 mount without the cpu controller
  * Actions, run in order:
  *   open | close          pam_open_session / pam_close_session; prints "open=<rc name>"
+ *   delegate=yes|no       --lib: whether the next opens hand the session to USER (default no,
+ *                         like the module; with --pam the module line decides)
  *   env                   prints AUTOGROUP_SESSION from the PAM environment
  *   cgroup                prints this process's cgroup in the cpu (or given) hierarchy
  *   run-user CMD          fork, drop to USER (initgroups/setgid/setuid), sh -c CMD, wait
@@ -129,6 +131,7 @@ int main(int argc, char **argv) {
                 ag_policy_init(&policy);
         }
 
+        bool delegate = false;
         for (i = 5; i < argc; i++) {
                 const char *a = argv[i];
 
@@ -140,7 +143,8 @@ int main(int argc, char **argv) {
                         else if (open) {
                                 const char *what = NULL;
                                 AgOpenParams p = { .root = argv[3], .uid = pw->pw_uid, .gid = pw->pw_gid,
-                                                   .policy = &policy, .audit_session = AG_AUDIT_SESSION_UNSET };
+                                                   .policy = &policy, .audit_session = AG_AUDIT_SESSION_UNSET,
+                                                   .delegate = delegate };
                                 rc = ag_session_open(h, &p, &s, &what);
                                 if (rc < 0)
                                         fprintf(stderr, "agdrv: %s: %s\n", what, strerror(-rc));
@@ -151,6 +155,8 @@ int main(int argc, char **argv) {
                         printf("%s=%s\n", a, pam ? rc_name(rc) : (rc == 0 ? "0" : strerror(-rc)));
                         if (rc != 0)
                                 failed = 1;
+                } else if (strcmp(a, "delegate=yes") == 0 || strcmp(a, "delegate=no") == 0) {
+                        delegate = strcmp(a, "delegate=yes") == 0;
                 } else if (strcmp(a, "env") == 0) {
                         const char *v = pam ? pam_getenv(pamh, "AUTOGROUP_SESSION") : (s ? s->path : NULL);
                         printf("AUTOGROUP_SESSION=%s\n", v ? v : "");

@@ -37,8 +37,8 @@ IA=$(id -u "$UA"); IC=$(id -u "$UC")
 CONF="$T/autogroup.conf"
 printf '* weight 100\n%s sessions no\n' "$UC" >"$CONF"; chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacct"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s noaudit\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacctna"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacct"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s noaudit delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacctna"
 HELPER="$abs_top_builddir/helper/autogroup"
 PFX='pam_autogroup\(agacct:session\): '
 # drv USER ACTIONS...: a login through libpam in a namespace whose syslog is ours

@@ -28,7 +28,7 @@ IA=$(id -u "$UA"); ID=$(id -u "$UD")
 CONF="$T/autogroup.conf"
 echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agf"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agf"
 printf 'session required pam_permit.so\nsession required %s root=%s conf=%s strict\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agfs"
 val() { sed -n "s/^$1=//p" "$2" | head -n1; }
 PFX="pam_autogroup\\(agf:session\\): "

@@ -33,7 +33,7 @@ $UA             weight   400
 CONF
 chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
 drv() { "$AGDRV" --pam "$T" "$@"; }
 # bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
 bg() {

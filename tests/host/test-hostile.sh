@@ -32,7 +32,7 @@ IA=$(id -u "$UA"); IB=$(id -u "$UB")
 CONF="$T/autogroup.conf"
 echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agh"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agh"
 # Every session is bounded (120 s, or BOUND seconds) so that a hang is a failure;
 # user B's bystander session and its process live through the whole test,
 # which under the sanitizers can take longer than 120 s: both get B_LIFE.
@@ -173,7 +173,7 @@ bystanders_ok "renames"
 
 echo "# 4. cgroup v2 per-session limits against the user ($UNIFIED)"
 if [ -f "$UNIFIED/cgroup.procs" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs ]; then
-        timeout -k 5 120 "$AGDRV" --lib "$UNIFIED" "$V2ROOT" "$UA" open env cgroup wait-file "$T/v.go" close >"$T/v.out" 2>&1 &
+        timeout -k 5 120 "$AGDRV" --lib "$UNIFIED" "$V2ROOT" "$UA" delegate=yes open env cgroup wait-file "$T/v.go" close >"$T/v.out" 2>&1 &
         PV=$!; track_pid $PV
         wait_for "$T/v.out" '^cgroup='
         SV=$(val AUTOGROUP_SESSION v)

@@ -38,7 +38,7 @@ $UB             latency  0
 CONF
 chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
 # bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
 # (env: PRE, a command prefix for agdrv)
 bg() {
@@ -159,7 +159,7 @@ $UE             weight   300
 $UE             max      50%
 CONF
 chmod 644 "$T/idle.conf"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$T/idle.conf" >"$T/agidle"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' "$AG_MODULE" "$ROOT" "$T/idle.conf" >"$T/agidle"
 # bgi NAME [PREFIX...]: E's session through the agidle stack, open until $T/NAME.go exists
 bgi() {
         local n="$1"; shift

@@ -32,7 +32,7 @@ svc() { # svc NAME OPTIONS...: a service file with the module as "optional"
         printf 'session required pam_permit.so\nsession %s %s %s\n' "${CONTROL:-optional}" "$AG_MODULE" "$*" >"$T/$n"
 }
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-svc agtest "root=$ROOT conf=$CONF debug"
+svc agtest "root=$ROOT conf=$CONF debug delegate=yes"
 CONTROL=required svc agstrict "root=$ROOT conf=$CONF strict"
 drv() { "$AGDRV" --pam "$T" "$@"; }
 # bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists

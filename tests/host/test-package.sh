@@ -167,8 +167,8 @@ if printf '%s\n' "$CG" | grep -Eq "^/autogroup/user-$IP/[^/]+/login\$"; then
 else
         not_ok "the login's shell ran in /autogroup/user-$IP/<session>/login (got '$CG')"
 fi
-check_eq "the session group was the user's" "$UP" "$(pv session_owner)"
-check_eq "the session's cgroup.procs was the user's" "$UP" "$(pv session_procs_owner)"
+check_eq "the session group stayed root's (the profile's line has no delegate=yes)" root "$(pv session_owner)"
+check_eq "the session's cgroup.procs stayed root's" root "$(pv session_procs_owner)"
 check_eq "the session's cpu.shares stayed root's" root "$(pv session_shares_owner)"
 check_eq "the user group was root's" root "$(pv user_owner)"
 if [ -n "$CG" ]; then

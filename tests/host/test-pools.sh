@@ -50,7 +50,7 @@ conf "$T/c2.conf" beta
 conf "$T/c3.conf" none
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
 for i in 1 2 3; do
-        printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' \
+        printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' \
                 "$AG_MODULE" "$ROOT" "$T/c$i.conf" >"$T/agp$i"
 done
 drv() { nsrun 'exec "$@"' "$AGDRV" --pam "$T" "$@"; }

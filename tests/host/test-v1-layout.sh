@@ -30,7 +30,7 @@ CONF="$T/autogroup.conf"
 printf '%s  weight  300\n%s  max  50%%\n' "$UA" "$UA" >"$CONF"
 chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
 val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
 
 echo "# 1. the layout: cpu at $CPUM, cpuacct at $ACCTM$(grep -q ' - cgroup2 ' /proc/self/mountinfo && echo ', and a cgroup2 mount')"

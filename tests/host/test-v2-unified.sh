@@ -17,7 +17,7 @@ add_user "${TAG}b"
 UA="${TAG}a"; UB="${TAG}b"; IA=$(id -u "$UA")
 owner() { stat -c %U "$1" 2>/dev/null; }
 val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
-lib() { "$AGDRV" --lib "$UNIFIED" "$ROOT" "$@"; }
+lib() { local u="$1"; shift; "$AGDRV" --lib "$UNIFIED" "$ROOT" "$u" delegate=yes "$@"; }
 
 lib "$UA" open env cgroup wait-file "$T/a.go" close cgroup >"$T/a.out" 2>&1 &
 PA=$!; track_pid $PA
@@ -46,7 +46,7 @@ echo "# migration as the user, inside and outside the delegated subtree"
 check "user can make a leaf in own session" as_user "$UA" "mkdir $UNIFIED$S/tab1"
 # another login of the same user opens and closes: its sweep leaves the live
 # session's fresh, still empty leaf alone
-"$AGDRV" --lib "$UNIFIED" "$ROOT" "$UA" open close >/dev/null 2>&1
+"$AGDRV" --lib "$UNIFIED" "$ROOT" "$UA" delegate=yes open close >/dev/null 2>&1
 check "another login's sweep keeps a live session's empty leaf" test -d "$UNIFIED$S/tab1"
 setpriv --reuid="$UA" --regid="$(id -g "$UA")" --init-groups -- sleep 300 &
 SP=$!; track_pid $SP

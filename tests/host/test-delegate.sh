@@ -1,0 +1,145 @@
+#!/bin/bash
+# shellcheck disable=SC2154  # PID_<name> are set with eval by bg/lib2
+# Who owns a session: the module option delegate=yes|no (default no).
+#
+# Without delegate=yes a session stays root's: on cgroup v1 the user can make
+# no group at all (the bound on the kernel memory a user can make the host
+# spend on groups), on cgroup v2 the user can neither move the process that
+# opened the login (root) out of login/ nor freeze or kill it. "autogroup
+# enter" does nothing there, silently, exit 0. delegate=yes hands the session
+# over as documented (v2: cgroup.max.descendants bounds it). Every attack
+# runs as the unprivileged user on real cgroupfs: v1 cpu through real libpam,
+# v2 on /sys/fs/cgroup/unified through lib/session.c (the module refuses a
+# hierarchy without cpu; the guest lane runs the same attacks through PAM).
+. "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+require_root
+[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+HELPER="$abs_top_builddir/helper/autogroup"
+
+ROOT="agdel-$$"
+CG="$CPU/$ROOT"
+V2ROOT="agdel2-$$"
+AG_CGROOTS="$CG $UNIFIED/$V2ROOT"
+start_syslog || true
+add_user "${TAG}a"
+UA="${TAG}a"
+CONF="$T/autogroup.conf"
+echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
+printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+svc() { printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$2" >"$T/$1"; }
+svc agdef "root=$ROOT conf=$CONF debug"
+svc agno "root=$ROOT conf=$CONF delegate=no"
+svc agyes "root=$ROOT conf=$CONF delegate=yes"
+svc agbad "root=$ROOT conf=$CONF delegate=maybe"
+owner() { stat -c %U "$1" 2>/dev/null; }
+val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+# the user's login shell as a session leader: enter, then where it is
+cat >"$U/enter.sh" <<EOS
+setsid -w sh -c '"$HELPER" --root $ROOT enter --pid \$\$ >"\$1.out" 2>&1; echo \$? >"\$1.rc"; grep :cpu: /proc/\$\$/cgroup | cut -d: -f3 >"\$1.cg"
+"$HELPER" --root $ROOT enter --verbose --pid \$\$ >"\$1.verbose" 2>&1
+"$HELPER" --root $ROOT run -- true >"\$1.run" 2>&1; echo "rc=\$?" >>"\$1.run"' sh "\$1"
+EOS
+chmod 755 "$U/enter.sh"
+# bg NAME SERVICE: a login of UA that stays open until $T/NAME.go exists, its
+# shell running enter.sh and then a process that stays (as a login's shell does)
+bg() {
+        "$AGDRV" --pam "$T" "$2" "$UA" open env cgroup run-user "$U/enter.sh $U/$1" \
+                spawn-user "echo \$\$ >$U/$1.pid; exec sleep 600" wait-file "$T/$1.go" close >"$T/$1.out" 2>&1 &
+        track_pid $!
+        eval "PID_$1=$!"
+        wait_for "$T/$1.out" '^cgroup=' && wait_for "$U/$1.pid" '^[0-9]+$'
+        track_pid "$(cat "$U/$1.pid")"
+}
+# end NAME: the login's shell exits, then the login closes
+end() {
+        kill "$(cat "$U/$1.pid")"
+        touch "$T/$1.go"; wait "$(eval echo "\$PID_$1")"
+}
+
+for svcname in agdef agno agbad; do
+        echo "# v1, $svcname ($(sed -n 's/.*conf=[^ ]* *//p' "$T/$svcname")): the session stays root's"
+        bg "$svcname" "$svcname"
+        S=$(val AUTOGROUP_SESSION "$svcname")
+        check "the session opened" grep -q '^open=PAM_SUCCESS' "$T/$svcname.out"
+        check_eq "the caller sits in login/ (the login is grouped)" "$S/login" "$(val cgroup "$svcname")"
+        check_eq "session directory, cgroup.procs, tasks and login/ are root's" "root root root root" \
+                "$(owner "$CPU$S") $(owner "$CPU$S/cgroup.procs") $(owner "$CPU$S/tasks") $(owner "$CPU$S/login")"
+        check_not "the user cannot make a group in the session" as_user "$UA" "mkdir $CPU$S/x"
+        check_not "the user cannot make a group in login/" as_user "$UA" "mkdir $CPU$S/login/x"
+        check_not "the user cannot chmod the session" as_user "$UA" "chmod 777 $CPU$S"
+        check_eq "enter in the login's shell: exit 0, silent, not moved" "0::$S/login" \
+                "$(cat "$U/$svcname.rc"):$(cat "$U/$svcname.out"):$(cat "$U/$svcname.cg")"
+        check "enter --verbose says the session is not delegated" grep -q "not delegated to this user" "$U/$svcname.verbose"
+        check_eq "autogroup run says so and fails" "autogroup run: cannot find the session: your pam_autogroup session is not delegated to you (the module's delegate=no) rc=1" \
+                "$(tr '\n' ' ' <"$U/$svcname.run" | sed 's/ $//')"
+        check_eq "the login's processes are in login/" "$S/login" \
+                "$(grep :cpu: "/proc/$(cat "$U/$svcname.pid")/cgroup" | cut -d: -f3)"
+        end "$svcname"
+        check "close removed the session" test ! -e "$CPU$S"
+done
+log_has "delegate=maybe: one log line, the session is not delegated" "invalid delegate 'maybe', using 'no'"
+check_not "v1: no 'not delegated' line (it is about cgroup v2)" grep -q "not delegated" "$SYSLOG"
+
+echo "# v1, delegate=yes: the session is the user's, as documented"
+bg agyes agyes
+S=$(val AUTOGROUP_SESSION agyes)
+check_eq "session directory, cgroup.procs, tasks are the user's" "$UA $UA $UA" \
+        "$(owner "$CPU$S") $(owner "$CPU$S/cgroup.procs") $(owner "$CPU$S/tasks")"
+check_eq "cpu.shares stays root's" root "$(owner "$CPU$S/cpu.shares")"
+check_eq "enter in the login's shell: moved into its leaf, silently" "0::$S/sid-" \
+        "$(cat "$U/agyes.rc"):$(cat "$U/agyes.out"):$(sed 's/sid-[0-9]*$/sid-/' "$U/agyes.cg")"
+check "the user can make a group in the session" as_user "$UA" "mkdir $CPU$S/x"
+check_not "v1 checks the uid: the user cannot move the caller (root) out of login/" \
+        as_user "$UA" "echo $PID_agyes > $CPU$S/x/cgroup.procs"
+as_user "$UA" "rmdir $CPU$S/x"
+end agyes
+check "close removed the session" test ! -e "$CPU$S"
+
+if [ -f "$UNIFIED/cgroup.procs" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs ]; then
+        # lib2 NAME ACTIONS...: a login of UA on the cgroup2 mount, open until $T/NAME.go
+        lib2() {
+                local n="$1"; shift
+                "$AGDRV" --lib "$UNIFIED" "$V2ROOT" "$UA" "$@" open env cgroup wait-file "$T/$n.go" close \
+                        >"$T/$n.out" 2>&1 &
+                track_pid $!
+                eval "PID_$n=$!"
+                wait_for "$T/$n.out" '^cgroup='
+        }
+        echo "# v2 (cgroup2 at $UNIFIED), default: the user cannot move, freeze or kill the caller"
+        lib2 v2def
+        S=$(val AUTOGROUP_SESSION v2def); P=$PID_v2def; C="$UNIFIED$S"
+        check_eq "the caller sits in login/" "$S/login" "$(val cgroup v2def)"
+        check_eq "session directory, cgroup.procs, cgroup.threads, cgroup.subtree_control are root's" \
+                "root root root root" \
+                "$(owner "$C") $(owner "$C/cgroup.procs") $(owner "$C/cgroup.threads") $(owner "$C/cgroup.subtree_control")"
+        # the attack: a leaf of the user's own, the caller into it, freeze it, kill it
+        check_not "the user cannot make a leaf in the session" as_user "$UA" "mkdir $C/x"
+        check_not "the user cannot move the caller out of login/" \
+                as_user "$UA" "echo $P > $C/x/cgroup.procs || echo $P > $C/cgroup.procs"
+        check_not "the user cannot freeze the caller" \
+                as_user "$UA" "echo 1 > $C/x/cgroup.freeze || echo 1 > $C/login/cgroup.freeze || echo 1 > $C/cgroup.freeze"
+        check_not "the user cannot kill the caller" \
+                as_user "$UA" "echo 1 > $C/x/cgroup.kill || echo 1 > $C/login/cgroup.kill || echo 1 > $C/cgroup.kill"
+        check_not "the user cannot move the caller's threads" as_user "$UA" "echo $P > $C/login/cgroup.threads"
+        check "the caller is alive" kill -0 "$P"
+        check_eq "and in login/, not frozen" "$S/login frozen 0" \
+                "$(grep '^0::' "/proc/$P/cgroup" 2>/dev/null | cut -d: -f3) $(grep frozen "$C/login/cgroup.events" 2>/dev/null)"
+        touch "$T/v2def.go"; wait "$P"
+        check "close succeeded and removed the session" sh -c "grep -q '^close=0' '$T/v2def.out' && test ! -e '$C'"
+
+        echo "# v2, delegate=yes: the user's subtree, bounded by cgroup.max.descendants"
+        lib2 v2yes delegate=yes
+        S=$(val AUTOGROUP_SESSION v2yes); C="$UNIFIED$S"
+        check_eq "session directory and cgroup.procs are the user's" "$UA $UA" "$(owner "$C") $(owner "$C/cgroup.procs")"
+        check_eq "cgroup.max.descendants and cgroup.max.depth are root's, 128 and 8" "root root 128 8" \
+                "$(owner "$C/cgroup.max.descendants") $(owner "$C/cgroup.max.depth") $(cat "$C/cgroup.max.descendants") $(cat "$C/cgroup.max.depth")"
+        as_user "$UA" "i=0; while [ \$i -lt 200 ]; do mkdir $C/g\$i 2>/dev/null || break; i=\$((i + 1)); done; echo \$i" >"$T/v2many"
+        check_eq "the user makes 127 groups besides login/, not one more" 127 "$(cat "$T/v2many")"
+        check_not "the user cannot raise cgroup.max.descendants" as_user "$UA" "echo 100000 > $C/cgroup.max.descendants"
+        as_user "$UA" "rmdir $C/g*"
+        touch "$T/v2yes.go"; wait "$PID_v2yes"
+        check "close removed the session" test ! -e "$C"
+else
+        skip "v2 checks (no cgroup2 mount at $UNIFIED)"
+fi
+finish
