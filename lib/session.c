@@ -203,8 +203,9 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         const char *what = NULL, *root = p->root ? p->root : AG_ROOT_DEFAULT;
         pid_t pid = p->pid > 0 ? p->pid : getpid();
         char ugroup[64], place[AG_PLACE_MAX];
+        const char *policy_what = NULL;
+        int r, policy_error = 0;
         bool created;
-        int r;
 
         r = ag_user_group_name(p->uid, ugroup, sizeof ugroup);
         if (r < 0) {
@@ -253,7 +254,9 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 _cleanup_close_ int pfd = -1, ufd = -1;
 
                 /* pools (issue 11): user-<uid> lives in <root> or in <root>/pool-<name> */
-                r = ag_pool_parent_open(h, rfd, p->pool, p->pool_policy, &pfd, &what);
+                int pool_error = 0;
+
+                r = ag_pool_parent_open(h, rfd, p->pool, p->pool_policy, &pfd, &what, &pool_error);
                 if (r < 0) {
                         if (retryable(r) && i < OPEN_RETRIES)
                                 continue;
@@ -276,8 +279,14 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                         what = "set the user group's cpu policy";
                         if (retryable(r) && i < OPEN_RETRIES)
                                 continue;
-                        goto finish;
+                        if (retryable(r))
+                                goto finish;
                 }
+                /* A policy the kernel refuses leaves the group as capped as
+                 * it was; the login is grouped all the same. */
+                policy_error = r < 0 ? r : pool_error;
+                policy_what = r < 0 ? "set the user group's cpu policy"
+                                    : pool_error < 0 ? "set the pool group's cpu policy" : NULL;
 
                 if (!p->policy->sessions) {
                         r = ag_cg_attach(ufd, pid);
@@ -335,6 +344,8 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         s->origin = TAKE_PTR(origin);
         s->acct_origin = TAKE_PTR(acct_origin);
         s->path = TAKE_PTR(path);
+        s->policy_error = policy_error;
+        s->policy_what = policy_what;
         *ret = s;
         r = 0;
 
