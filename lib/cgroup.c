@@ -704,9 +704,16 @@ static int pid_paths(pid_t pid, const char *first, char **ret_first, const char 
                 if (!path)
                         continue;
                 *path++ = 0;
-                if (!a && line_matches(line, ctrl, first) && !(a = strdup(path)))
-                        return -ENOMEM;
-                if (ret_second && !b && second && line_matches(line, ctrl, second) && !(b = strdup(path)))
+                /* The kernel cuts a path longer than PATH_MAX - 1 bytes: such
+                 * a path names some other group, or none. */
+                bool cut = strlen(path) >= PATH_MAX - 1;
+                if (!a && line_matches(line, ctrl, first)) {
+                        if (cut)
+                                return -ENAMETOOLONG;
+                        if (!(a = strdup(path)))
+                                return -ENOMEM;
+                }
+                if (ret_second && !b && !cut && second && line_matches(line, ctrl, second) && !(b = strdup(path)))
                         return -ENOMEM;
         }
         if (!a)
@@ -750,7 +757,8 @@ static int remove_below(int fd, unsigned depth, unsigned *budget, unsigned *remo
         r = ag_opendir_dup(fd, &d);
         if (r < 0)
                 return r;
-        while ((de = readdir(d))) {
+        /* no further than the budget: a user may have made any number of groups */
+        while ((!budget || *budget > 0) && (de = readdir(d))) {
                 if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;       /* cgroupfs fills d_type; a link or a file is never descended */
                 (void) ag_cg_remove_empty(fd, de->d_name, depth - 1, budget, removed);

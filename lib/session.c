@@ -380,19 +380,18 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
         if (r < 0)
                 return r;
 
-        /* Leave the session first, or its removal fails with EBUSY. */
-        if (current && path_is_below(current, s->path)) {
+        /* Leave the session first, or its removal fails with EBUSY: back
+         * to the group the process came from. When that is unknown (its
+         * path was too long to read) or gone, the process stays, and so
+         * does the session, for a later sweep: never to the root cgroup,
+         * out of every limit, unless it came from there. */
+        if (current && path_is_below(current, s->path) && s->origin && !path_is_below(s->origin, s->path)) {
                 _cleanup_close_ int ofd = -1;
 
-                r = -ENOENT;
-                if (s->origin && !path_is_below(s->origin, s->path)) {
-                        if (strcmp(s->origin, "/") == 0)
-                                r = ag_cg_attach(mfd, pid);
-                        else if (ag_cg_open_path(mfd, s->origin, &ofd) >= 0)
-                                r = ag_cg_attach(ofd, pid);
-                }
-                if (r < 0)
+                if (strcmp(s->origin, "/") == 0)
                         (void) ag_cg_attach(mfd, pid);
+                else if (ag_cg_open_path(mfd, s->origin, &ofd) >= 0)
+                        (void) ag_cg_attach(ofd, pid);
         }
 
         /* Our own session first, so that the answer is about it, whatever a

@@ -485,6 +485,9 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         }
 
         acct_open(pamh, d);
+        if (!s->origin)
+                pam_syslog(pamh, LOG_NOTICE, "cannot tell which cgroup this process came from (its path is too "
+                           "long or unreadable): at close it stays in %s%s", h->mount, s->path);
         if (s->policy_error < 0)
                 pam_syslog(pamh, LOG_WARNING, "cannot %s for %s in %s%s: %s; the session is grouped, the group "
                            "keeps the limits it had", s->policy_what, user, h->mount, s->path,
