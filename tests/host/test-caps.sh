@@ -161,12 +161,15 @@ check "status (text) still lists user B's group" grep -q "user-$IB" "$T/st.txt"
 check "  and user B's session" grep -q "${SB##*/}" "$T/st.txt"
 timeout 120 "$HELPER" --root "$ROOT" status --json >"$T/st.json" 2>&1
 check "status --json lists user B's session" grep -qF "\"$SB\"" "$T/st.json"
-check_not "status --json prints no raw C1 character (U+009B)" grep -q "$(printf '\302\233')" "$T/st.json"
-check_not "status --json prints no raw RIGHT-TO-LEFT OVERRIDE (U+202E)" grep -q "$(printf '\342\200\256')" "$T/st.json"
-check_not "status --json prints no raw LEFT-TO-RIGHT ISOLATE (U+2066)" grep -q "$(printf '\342\201\246')" "$T/st.json"
+# user B's own groups (status --user), where the odd names are listed
+timeout 120 "$HELPER" --root "$ROOT" status --user "$UB" --json >"$T/stb.json" 2>&1
+check "status --user $UB --json lists the groups B made" grep -qF "\"$SB/c1-" "$T/stb.json"
+check_not "status --json prints no raw C1 character (U+009B)" grep -q "$(printf '\302\233')" "$T/stb.json"
+check_not "status --json prints no raw RIGHT-TO-LEFT OVERRIDE (U+202E)" grep -q "$(printf '\342\200\256')" "$T/stb.json"
+check_not "status --json prints no raw LEFT-TO-RIGHT ISOLATE (U+2066)" grep -q "$(printf '\342\201\246')" "$T/stb.json"
 check "  it escapes them as \\u009b, \\u202e, \\u2066" \
-        sh -c "grep -qF 'c1-\\u009b' '$T/st.json' && grep -qF 'rlo-\\u202ex' '$T/st.json' && grep -qF 'lri-\\u2066' '$T/st.json'"
-check "status --json is valid JSON" python3 -c "import json,sys; json.load(open('$T/st.json'))"
+        sh -c "grep -qF 'c1-\\u009b' '$T/stb.json' && grep -qF 'rlo-\\u202ex' '$T/stb.json' && grep -qF 'lri-\\u2066' '$T/stb.json'"
+check "status --json is valid JSON" python3 -c "import json,sys; json.load(open('$T/st.json')); json.load(open('$T/stb.json'))"
 
 echo "# 6. close reads no more of the session directory than its budget"
 # the close of user A's session (9,000 empty groups) under strace
