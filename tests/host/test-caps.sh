@@ -143,6 +143,14 @@ check "member q's next login is grouped in the pool" grep -q "^cgroup=/$ROOT/poo
 check_eq "lowering the pool cap keeps the pool capped: 10000" 10000 "$(rd "$PG/cpu.cfs_quota_us")"
 check_eq "member p's running session stays below the pool: its user group is under the pool" \
         "/$ROOT/pool-tp$$/user-$IP" "$(dirname "$SP")"
+# a cap the kernel refuses whatever is cleared: above the pool's own
+conf "${PCONF[@]}" "pool:tp$$ max 10%" "$UQ max 200%"
+SVC=aghs drv "$UQ" open cgroup close >"$T/q3.out" 2>&1
+check "a user cap above the pool's (refused by the kernel): the login still succeeds under strict" \
+        grep -q "^open=PAM_SUCCESS" "$T/q3.out"
+check "  and is grouped in the pool" grep -q "^cgroup=/$ROOT/pool-tp$$/user-$IQ/" "$T/q3.out"
+log_has "  with one log line" "cannot set the user group's cpu policy for $UQ .*the session is grouped"
+check_eq "  the pool keeps its cap" 10000 "$(rd "$PG/cpu.cfs_quota_us")"
 closed p
 
 echo "# 5. status: one user's 9,000 groups; control and bidi characters in names"
