@@ -369,6 +369,9 @@ static int verb_explain(const Args *a) {
                        config->n_rules, config->n_rules == 1 ? "" : "s");
         else
                 printf("config %s (%zu rule%s)\n", path, config->n_rules, config->n_rules == 1 ? "" : "s");
+        /* as the module does: rules match the account's own name */
+        if (strcmp(u->name, user) != 0)
+                printf("%s is account %s: rules matched for %s\n", user, u->name, u->name);
         if (find_hierarchy(a, &h) < 0)
                 h = NULL;
         ag_explain_print(config, u, h, stdout);

@@ -23,7 +23,8 @@ typedef struct Ctx {
         const AgHierarchy *h;
         int acct_fd;                   /* v1: mount of a separate cpuacct hierarchy (the mirrors, lib/acct.c), or -1 */
         bool acct_here;                /* v2, or v1 with cpuacct co-mounted with cpu */
-        unsigned n_nodes;
+        unsigned n_nodes;              /* pools and user groups */
+        unsigned user_nodes;           /* groups below the user group being read */
 } Ctx;
 
 static int read_ll(int fd, const char *name, long long *ret) {
@@ -118,10 +119,13 @@ static int cmp_names(const void *a, const void *b) {
         return strverscmp(*(char *const *) a, *(char *const *) b);
 }
 
-static int node_new(Ctx *c, const char *parent_path, const char *name, unsigned depth, AgStatusNode **ret) {
+/* below_user: a group below a user group, counted in that user's budget. */
+static int node_new(Ctx *c, const char *parent_path, const char *name, unsigned depth, bool below_user,
+                    AgStatusNode **ret) {
+        unsigned *count = below_user ? &c->user_nodes : &c->n_nodes;
         AgStatusNode *n;
 
-        if (c->n_nodes >= AG_STATUS_MAX_NODES)
+        if (*count >= (below_user ? AG_STATUS_USER_MAX_NODES : AG_STATUS_MAX_NODES))
                 return -E2BIG;
         n = calloc(1, sizeof *n);
         if (!n)
@@ -133,7 +137,7 @@ static int node_new(Ctx *c, const char *parent_path, const char *name, unsigned 
                 node_free(n);
                 return -ENOMEM;
         }
-        c->n_nodes++;
+        (*count)++;
         *ret = n;
         return 0;
 }
@@ -144,8 +148,8 @@ static void free_names(char **names, size_t n) {
         free(names);
 }
 
-/* Reads the subdirectory names of fd, sorted. */
-static int list_dirs(int fd, char ***ret, size_t *ret_n, bool *ret_truncated) {
+/* Reads at most max subdirectory names of fd, sorted. */
+static int list_dirs(int fd, size_t max, char ***ret, size_t *ret_n, bool *ret_truncated) {
         char **names = NULL;
         size_t n = 0, allocated = 0;
         bool truncated = false;
@@ -159,7 +163,7 @@ static int list_dirs(int fd, char ***ret, size_t *ret_n, bool *ret_truncated) {
         while ((de = readdir(d))) {
                 if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
-                if (n >= AG_STATUS_MAX_NODES) {
+                if (n >= max) {
                         truncated = true;
                         break;
                 }
@@ -202,7 +206,10 @@ static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
                 n->truncated = true;
                 return 0;
         }
-        r = list_dirs(fd, &names, &n_names, &truncated);
+        /* below a user group, no more names than the user's budget has left */
+        bool below_user = n->is_user || n->below_user;
+        r = list_dirs(fd, below_user ? AG_STATUS_USER_MAX_NODES - c->user_nodes : AG_STATUS_MAX_NODES, &names,
+                      &n_names, &truncated);
         if (r < 0)
                 return r == -ENOMEM ? r : 0;
         n->truncated = truncated;
@@ -232,7 +239,7 @@ static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
                 }
                 if (ag_cg_open(fd, names[i], &cfd) < 0)
                         continue;       /* gone meanwhile, or not a plain directory */
-                r = node_new(c, n->path, names[i], n->depth + 1, &child);
+                r = node_new(c, n->path, names[i], n->depth + 1, below_user, &child);
                 if (r == -E2BIG) {
                         n->truncated = true;
                         break;
@@ -242,12 +249,14 @@ static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
                         return r;
                 }
                 n->children[n->n_children++] = child;
+                child->below_user = below_user;
                 child->is_pool = is_pool;
                 child->in_pool = n->is_pool || n->in_pool;
                 if (user_level) {
                         struct passwd *pw = getpwuid(uid);
                         child->is_user = true;
                         child->uid = uid;
+                        c->user_nodes = 0;      /* a budget of its own */
                         if (pw && !(child->user_name = strdup(pw->pw_name))) {
                                 free_names(names, n_names);
                                 return -ENOMEM;

@@ -229,13 +229,16 @@ finish:
 
 /* ---- JSON ---- */
 
-/* Length of the valid UTF-8 sequence at p, 0 when invalid. */
-static size_t utf8_len(const unsigned char *p) {
+/* Length of the valid UTF-8 sequence at p, 0 when invalid; its code point
+ * in *ret_cp. */
+static size_t utf8_decode(const unsigned char *p, unsigned *ret_cp) {
         size_t n;
         unsigned cp;
 
-        if (p[0] < 0x80)
+        if (p[0] < 0x80) {
+                *ret_cp = p[0];
                 return 1;
+        }
         if ((p[0] & 0xe0) == 0xc0) {
                 n = 2;
                 cp = p[0] & 0x1f;
@@ -255,25 +258,37 @@ static size_t utf8_len(const unsigned char *p) {
         if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
             (cp >= 0xd800 && cp <= 0xdfff))
                 return 0;
+        *ret_cp = cp;
         return n;
+}
+
+/* Code points a JSON string carries as \uXXXX rather than raw, so that a name
+ * a user chose cannot drive a terminal or reorder what a reader sees: C0
+ * and DEL, C1, the bidi marks, embeddings, overrides and isolates, and the
+ * line and paragraph separators. */
+static bool json_must_escape(unsigned cp) {
+        return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+               (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
 static void json_string(FILE *f, const char *s) {
         fputc('"', f);
         for (const unsigned char *p = (const unsigned char *) s; *p;) {
-                size_t n = utf8_len(p);
+                unsigned cp = 0;
+                size_t n = utf8_decode(p, &cp);
 
                 if (n == 0) {
                         fputs("\\ufffd", f);
                         p++;
+                } else if (json_must_escape(cp)) {
+                        fprintf(f, "\\u%04x", cp);
+                        p += n;
                 } else if (n > 1) {
                         fwrite(p, 1, n, f);
                         p += n;
                 } else {
                         if (*p == '"' || *p == '\\')
                                 fprintf(f, "\\%c", *p);
-                        else if (*p < 0x20 || *p == 0x7f)
-                                fprintf(f, "\\u%04x", *p);
                         else
                                 fputc(*p, f);
                         p++;

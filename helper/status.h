@@ -13,7 +13,12 @@
 
 /* Bounds against a user's crafted tree. */
 #define AG_STATUS_MAX_DEPTH 12         /* levels below <root> */
-#define AG_STATUS_MAX_NODES 8192
+/* Pools and user groups (root makes these: one per user with a login). */
+#define AG_STATUS_MAX_NODES 65536
+/* Groups below one user group (sessions and what the user made in them):
+ * each user has a budget of their own, so that one user's tree cannot hide
+ * another user's groups. */
+#define AG_STATUS_USER_MAX_NODES 2048
 
 typedef struct AgStatusNode AgStatusNode;
 struct AgStatusNode {
@@ -21,6 +26,7 @@ struct AgStatusNode {
         char *path;                    /* relative to the hierarchy mount, "/<root>/..." */
         unsigned depth;                /* 0: <root>, 1: user group, 2: session, 3: leaf (see in_pool) */
         bool is_user;                  /* a user-<uid> group */
+        bool below_user;               /* below a user group (counted in that user's status budget) */
         uid_t uid;                     /* when is_user */
         char *user_name;               /* when is_user and known to NSS */
         long weight;                   /* v2 cpu.weight, v1 shares*100/1024; -1 unknown */

@@ -11,7 +11,9 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -21,6 +23,11 @@
 #include "util.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+/* v1: the groups one cap change may look at below the capped group to clear
+ * quotas that stand in its way (clamp_below), and the kernel's smallest
+ * quota (1 ms). */
+#define AG_CLAMP_MAX_DIRS 65536
+#define AG_CPU_QUOTA_MIN_US 1000
 
 AgHierarchy *ag_hierarchy_free(AgHierarchy *h) {
         if (!h)
@@ -405,6 +412,204 @@ static int write_if_changed(int cgfd, const char *file, const char *value) {
         return ag_write_file(cgfd, file, value);
 }
 
+/* v1 CFS bandwidth as the kernel compares it between a group and its
+ * descendants (to_ratio() in kernel/sched): quota << 20 / period, both in
+ * ns. -1 for no quota. */
+static int64_t bw_ratio(long long quota_us, unsigned long period_us) {
+        if (quota_us < 0 || period_us == 0)
+                return -1;
+        return (int64_t) (((uint64_t) quota_us * 1000u << 20) / ((uint64_t) period_us * 1000u));
+}
+
+/* Reads a v1 group's quota and period. */
+static int read_bandwidth(int cgfd, long long *ret_quota, unsigned long *ret_period) {
+        char q[32], p[32];
+        unsigned long period;
+        long long quota;
+        char *end;
+        int r;
+
+        r = ag_read_small_file(cgfd, "cpu.cfs_quota_us", q, sizeof q);
+        if (r < 0)
+                return r;
+        r = ag_read_small_file(cgfd, "cpu.cfs_period_us", p, sizeof p);
+        if (r < 0)
+                return r;
+        r = ag_safe_atoul(p, ULONG_MAX, &period);
+        if (r < 0)
+                return r;
+        errno = 0;
+        quota = strtoll(q, &end, 10);
+        if (errno != 0 || end == q || *end)
+                return -EINVAL;
+        *ret_quota = quota < 0 ? -1 : quota;
+        *ret_period = period;
+        return 0;
+}
+
+/* Looks at one child group met by clamp_below: when its quota is above
+ * limit, writes -1 ("no quota of its own": it then gets the limit of the
+ * group above, which the kernel accepts whatever is below). Returns 1 when
+ * the walk must go into the child (it has children and no quota at or
+ * below limit, which would bound everything below it), 0 when not. */
+static int clamp_one(int fd, int64_t limit, unsigned *ret_cleared) {
+        unsigned long period;
+        long long quota;
+
+        if (read_bandwidth(fd, &quota, &period) < 0)
+                return !ag_cg_no_children(fd);
+        if (quota >= 0 && bw_ratio(quota, period) <= limit)
+                return 0;
+        if (quota >= 0 && ag_write_file(fd, "cpu.cfs_quota_us", "-1") >= 0)
+                (*ret_cleared)++;
+        return !ag_cg_no_children(fd);
+}
+
+/* Clears every quota below cgfd that is above limit (a bw_ratio), so that
+ * the kernel accepts limit for cgfd: it refuses a quota below a
+ * descendant's. A user owns the cpu.* files of the groups they make in their
+ * session; what they set there can only divide their own share, never hold
+ * off a cap. The walk keeps one directory open at a time and a stack of
+ * readdir positions; it goes back up with "..", which on cgroupfs (no links,
+ * rename only within one parent) is the group it came from. It visits at
+ * most *budget groups and AG_CLAMP_MAX_DEPTH levels. Returns the number of
+ * quotas cleared, -E2BIG when the budget ran out, or -errno. */
+#define AG_CLAMP_MAX_DEPTH 4096
+static int clamp_below(int cgfd, int64_t limit, unsigned *budget) {
+        _cleanup_free_ long *pos = NULL;
+        unsigned depth = 0, cleared = 0;
+        bool truncated = false;
+        struct dirent *de;
+        DIR *d;
+        int r;
+
+        if (ag_cg_no_children(cgfd))
+                return 0;
+        pos = calloc(AG_CLAMP_MAX_DEPTH, sizeof *pos);
+        if (!pos)
+                return -ENOMEM;
+        r = ag_opendir_dup(cgfd, &d);
+        if (r < 0)
+                return r;
+        for (;;) {
+                int fd;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        if (depth == 0)
+                                break;
+                        fd = openat(dirfd(d), "..", DIR_FLAGS);
+                        closedir(d);
+                        if (fd < 0)
+                                return negative_errno();
+                        d = fdopendir(fd);
+                        if (!d) {
+                                r = negative_errno();
+                                safe_close(fd);
+                                return r;
+                        }
+                        seekdir(d, pos[--depth]);
+                        continue;
+                }
+                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (*budget == 0) {
+                        truncated = true;
+                        break;
+                }
+                (*budget)--;
+                fd = openat(dirfd(d), de->d_name, DIR_FLAGS);
+                if (fd < 0)
+                        continue;       /* removed meanwhile */
+                if (clamp_one(fd, limit, &cleared) <= 0 || depth + 1 >= AG_CLAMP_MAX_DEPTH) {
+                        truncated = truncated || depth + 1 >= AG_CLAMP_MAX_DEPTH;
+                        safe_close(fd);
+                        continue;
+                }
+                pos[depth++] = telldir(d);
+                closedir(d);
+                d = fdopendir(fd);
+                if (!d) {
+                        r = negative_errno();
+                        safe_close(fd);
+                        return r;
+                }
+        }
+        closedir(d);
+        return truncated ? -E2BIG : (int) cleared;
+}
+
+/* Writes one v1 bandwidth file. When the kernel refuses a quota or period
+ * because a group below has a larger quota (EINVAL), clears what stands in
+ * the way (clamp_below, against the ratio the group is to have) and tries
+ * again, a few times: the user may be making groups meanwhile. */
+static int write_bandwidth(int cgfd, const char *file, const char *value, int64_t limit) {
+        unsigned budget = AG_CLAMP_MAX_DIRS;
+        int r;
+
+        for (unsigned i = 0;; i++) {
+                r = ag_write_file(cgfd, file, value);
+                if (r != -EINVAL || limit < 0 || i >= 3)
+                        return r;
+                if (clamp_below(cgfd, limit, &budget) == 0)
+                        return r;       /* nothing below was in the way: the group above, or a bad value */
+        }
+}
+
+/* Sets a v1 group's quota and period so that no step leaves it less capped
+ * than before or than asked: the quota a failed write leaves behind is
+ * never above either. quota -1: no cap. */
+static int v1_apply_bandwidth(int cgfd, long long quota, unsigned long period) {
+        unsigned long cur_period;
+        long long cur_quota;
+        char buf[32];
+        int r;
+
+        r = read_bandwidth(cgfd, &cur_quota, &cur_period);
+        if (r < 0)
+                return r;
+        if (cur_quota == quota && cur_period == period)
+                return 0;
+
+        if (quota < 0) {
+                /* Removing the cap: nothing below can be in the way. */
+                if (cur_quota >= 0) {
+                        r = ag_write_file(cgfd, "cpu.cfs_quota_us", "-1");
+                        if (r < 0)
+                                return r;
+                }
+                if (cur_period == period)
+                        return 0;
+                snprintf(buf, sizeof buf, "%lu", period);
+                return ag_write_file(cgfd, "cpu.cfs_period_us", buf);
+        }
+
+        if (cur_period != period) {
+                if (cur_quota >= 0 && period < cur_period) {
+                        /* A shorter period raises the ratio of the quota in
+                         * place: first a quota that, over the new period,
+                         * is no more than the old ratio and the new one. */
+                        long long q = (long long) ((unsigned long long) cur_quota * period / cur_period);
+                        if (q > quota)
+                                q = quota;
+                        if (q < AG_CPU_QUOTA_MIN_US)
+                                q = AG_CPU_QUOTA_MIN_US;
+                        snprintf(buf, sizeof buf, "%lld", q);
+                        r = write_bandwidth(cgfd, "cpu.cfs_quota_us", buf, bw_ratio(q, cur_period));
+                        if (r < 0)
+                                return r;
+                        cur_quota = q;
+                }
+                snprintf(buf, sizeof buf, "%lu", period);
+                r = write_bandwidth(cgfd, "cpu.cfs_period_us", buf, bw_ratio(cur_quota, period));
+                if (r < 0)
+                        return r;
+        }
+        snprintf(buf, sizeof buf, "%lld", quota);
+        return write_bandwidth(cgfd, "cpu.cfs_quota_us", buf, bw_ratio(quota, period));
+}
+
 int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing) {
         bool idle_missing = false;
         char buf[64];
@@ -433,30 +638,11 @@ int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_i
                 if (r < 0)
                         return r;
         } else {
-                char period[32], quota[32], cur_period[32], cur_quota[32];
-
-                snprintf(period, sizeof period, "%lu", v->period_us);
-                snprintf(quota, sizeof quota, "%lld", v->quota_us >= 0 ? v->quota_us : -1LL);
-                if (ag_read_small_file(cgfd, "cpu.cfs_period_us", cur_period, sizeof cur_period) >= 0 &&
-                    ag_read_small_file(cgfd, "cpu.cfs_quota_us", cur_quota, sizeof cur_quota) >= 0 &&
-                    strcmp(cur_period, period) == 0 && strcmp(cur_quota, quota) == 0)
-                        goto done;
-
-                /* Clear the quota before changing the period, then set it. */
-                r = write_if_changed(cgfd, "cpu.cfs_quota_us", "-1");
+                r = v1_apply_bandwidth(cgfd, v->quota_us >= 0 ? v->quota_us : -1, v->period_us);
                 if (r < 0)
                         return r;
-                r = write_if_changed(cgfd, "cpu.cfs_period_us", period);
-                if (r < 0)
-                        return r;
-                if (v->quota_us >= 0) {
-                        r = ag_write_file(cgfd, "cpu.cfs_quota_us", quota);
-                        if (r < 0)
-                                return r;
-                }
         }
 
-done:
         if (ret_idle_missing)
                 *ret_idle_missing = idle_missing && v->idle;
         return 0;
@@ -522,9 +708,16 @@ static int pid_paths(pid_t pid, const char *first, char **ret_first, const char 
                 if (!path)
                         continue;
                 *path++ = 0;
-                if (!a && line_matches(line, ctrl, first) && !(a = strdup(path)))
-                        return -ENOMEM;
-                if (ret_second && !b && second && line_matches(line, ctrl, second) && !(b = strdup(path)))
+                /* The kernel cuts a path longer than PATH_MAX - 1 bytes: such
+                 * a path names some other group, or none. */
+                bool cut = strlen(path) >= PATH_MAX - 1;
+                if (!a && line_matches(line, ctrl, first)) {
+                        if (cut)
+                                return -ENAMETOOLONG;
+                        if (!(a = strdup(path)))
+                                return -ENOMEM;
+                }
+                if (ret_second && !b && !cut && second && line_matches(line, ctrl, second) && !(b = strdup(path)))
                         return -ENOMEM;
         }
         if (!a)
@@ -568,7 +761,8 @@ static int remove_below(int fd, unsigned depth, unsigned *budget, unsigned *remo
         r = ag_opendir_dup(fd, &d);
         if (r < 0)
                 return r;
-        while ((de = readdir(d))) {
+        /* no further than the budget: a user may have made any number of groups */
+        while ((!budget || *budget > 0) && (de = readdir(d))) {
                 if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;       /* cgroupfs fills d_type; a link or a file is never descended */
                 (void) ag_cg_remove_empty(fd, de->d_name, depth - 1, budget, removed);

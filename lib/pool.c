@@ -67,14 +67,16 @@ int ag_pool_parent_find(int rfd, const char *pool, int *ret_fd) {
 }
 
 int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const AgPolicy *limits, int *ret_fd,
-                        const char **ret_what) {
+                        const char **ret_what, int *ret_policy_error) {
         _cleanup_close_ int fd = -1;
         char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
         const char *what = NULL;
         bool created = false;
-        int r;
+        int r, policy_error = 0;
 
         if (!pool || !*pool) {
+                if (ret_policy_error)
+                        *ret_policy_error = 0;
                 r = ag_pool_parent_find(rfd, NULL, ret_fd);
                 if (r < 0 && ret_what)
                         *ret_what = "open the root group";
@@ -104,10 +106,12 @@ int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const A
                 /* ag_cg_apply writes only what differs, as for user groups */
                 ag_policy_to_values(limits, h->version, &v);
                 r = ag_cg_apply(h, fd, &v, NULL);
-                if (r < 0) {
+                if (r == -ENOENT || r == -ENODEV) {
                         what = "set the pool group's cpu policy";
                         goto fail;
                 }
+                /* The members' logins are grouped all the same. */
+                policy_error = r < 0 ? r : 0;
                 r = ag_cg_enable_cpu(h, fd);
                 if (r < 0) {
                         what = "enable cpu in the pool group";
@@ -115,6 +119,8 @@ int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const A
                 }
         }
         *ret_fd = take_fd(&fd);
+        if (ret_policy_error)
+                *ret_policy_error = policy_error;
         return 0;
 
 fail:

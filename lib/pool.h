@@ -34,9 +34,12 @@ int ag_pool_place(const char *root, const char *pool, char *buf, size_t size);
  * <root> itself, rfd duplicated). For a pool: creates pool-<name> below rfd
  * when missing (root's, mode 0755), writes the pool's limits where they
  * differ, enables cpu for its children (v2). On failure *ret_what names the
- * step. -ENOENT/-ENODEV when a concurrent sweep removed it: try again. */
+ * step. -ENOENT/-ENODEV when a concurrent sweep removed it: try again.
+ * Limits the kernel refuses do not fail it: the pool keeps what it had
+ * (never less capped, see ag_cg_apply) and *ret_policy_error (may be NULL)
+ * gets the -errno; else it is set to 0. */
 int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const AgPolicy *limits, int *ret_fd,
-                        const char **ret_what);
+                        const char **ret_what, int *ret_policy_error);
 
 /* Opens an existing place's directory: rfd duplicated for no pool, else
  * <root>/pool-<name> (never created, no symlink followed). */

@@ -212,8 +212,9 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         const char *what = NULL, *root = p->root ? p->root : AG_ROOT_DEFAULT;
         pid_t pid = p->pid > 0 ? p->pid : getpid();
         char ugroup[64], place[AG_PLACE_MAX];
+        const char *policy_what = NULL;
+        int r, policy_error = 0;
         bool created;
-        int r;
 
         r = ag_user_group_name(p->uid, ugroup, sizeof ugroup);
         if (r < 0) {
@@ -262,7 +263,9 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 _cleanup_close_ int pfd = -1, ufd = -1;
 
                 /* pools: user-<uid> lives in <root> or in <root>/pool-<name> */
-                r = ag_pool_parent_open(h, rfd, p->pool, p->pool_policy, &pfd, &what);
+                int pool_error = 0;
+
+                r = ag_pool_parent_open(h, rfd, p->pool, p->pool_policy, &pfd, &what, &pool_error);
                 if (r < 0) {
                         if (retryable(r) && i < OPEN_RETRIES)
                                 continue;
@@ -285,8 +288,14 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                         what = "set the user group's cpu policy";
                         if (retryable(r) && i < OPEN_RETRIES)
                                 continue;
-                        goto finish;
+                        if (retryable(r))
+                                goto finish;
                 }
+                /* A policy the kernel refuses leaves the group as capped as
+                 * it was; the login is grouped all the same. */
+                policy_error = r < 0 ? r : pool_error;
+                policy_what = r < 0 ? "set the user group's cpu policy"
+                                    : pool_error < 0 ? "set the pool group's cpu policy" : NULL;
 
                 if (!p->policy->sessions) {
                         r = ag_cg_attach(ufd, pid);
@@ -344,6 +353,8 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         s->origin = TAKE_PTR(origin);
         s->acct_origin = TAKE_PTR(acct_origin);
         s->path = TAKE_PTR(path);
+        s->policy_error = policy_error;
+        s->policy_what = policy_what;
         *ret = s;
         r = 0;
 
@@ -378,19 +389,18 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
         if (r < 0)
                 return r;
 
-        /* Leave the session first, or its removal fails with EBUSY. */
-        if (current && path_is_below(current, s->path)) {
+        /* Leave the session first, or its removal fails with EBUSY: back
+         * to the group the process came from. When that is unknown (its
+         * path was too long to read) or gone, the process stays, and so
+         * does the session, for a later sweep: never to the root cgroup,
+         * out of every limit, unless it came from there. */
+        if (current && path_is_below(current, s->path) && s->origin && !path_is_below(s->origin, s->path)) {
                 _cleanup_close_ int ofd = -1;
 
-                r = -ENOENT;
-                if (s->origin && !path_is_below(s->origin, s->path)) {
-                        if (strcmp(s->origin, "/") == 0)
-                                r = ag_cg_attach(mfd, pid);
-                        else if (ag_cg_open_path(mfd, s->origin, &ofd) >= 0)
-                                r = ag_cg_attach(ofd, pid);
-                }
-                if (r < 0)
+                if (strcmp(s->origin, "/") == 0)
                         (void) ag_cg_attach(mfd, pid);
+                else if (ag_cg_open_path(mfd, s->origin, &ofd) >= 0)
+                        (void) ag_cg_attach(ofd, pid);
         }
 
         /* Our own session first, so that the answer is about it, whatever a

@@ -47,6 +47,9 @@ typedef struct AgSession {
         char *path;                    /* cgroup path of the session (or user group), "/<root>/user-<uid>/<name>" */
         /* pools */
         char *pool;                    /* the user's pool (path "/<root>/pool-<pool>/user-<uid>/<name>"); NULL for none */
+        int policy_error;              /* -errno when the kernel refused the user's or the pool's cpu policy
+                                        * (the group keeps what it had, never less capped); 0 when set */
+        const char *policy_what;       /* which of the two (static text), NULL when policy_error is 0 */
 } AgSession;
 
 typedef struct AgOpenParams {

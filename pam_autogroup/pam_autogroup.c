@@ -62,6 +62,7 @@ struct module_data {
         AgHierarchy *hierarchy;
         AgSession *session;
         AgAcct *acct;                  /* CPU accounting: start time, cpuacct mirror (lib/acct.c) */
+        char *user;                    /* the account's name (pw_name), which close logs and audits */
 };
 
 static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, struct module_ctl *ctl) {
@@ -184,9 +185,16 @@ static void audit_record_fields(pam_handle_t *pamh, const struct module_ctl *ctl
         acct = audit_encode_nv_string("acct", user, 0);
         (void) pam_get_item(pamh, PAM_TTY, &tty);
         (void) pam_get_item(pamh, PAM_RHOST, &rhost);
-        snprintf(msg, sizeof msg, "op=%s %s uid=%lu cgroup=%s%s%s", op, acct ? acct : "acct=?",
-                 (unsigned long) uid, path, extra ? " " : "", extra ? extra : "");
+        /* PAM_USER as the client gave it, when it is not the account's name */
+        const void *typed = NULL;
+        char *typed_field = NULL;
+        if (pam_get_item(pamh, PAM_USER, &typed) == PAM_SUCCESS && typed && strcmp(typed, user) != 0)
+                typed_field = audit_encode_nv_string("pam_user", typed, 0);
+        snprintf(msg, sizeof msg, "op=%s %s%s%s uid=%lu cgroup=%s%s%s", op, acct ? acct : "acct=?",
+                 typed_field ? " " : "", typed_field ? typed_field : "", (unsigned long) uid, path,
+                 extra ? " " : "", extra ? extra : "");
         free(acct);
+        free(typed_field);
         if (audit_log_user_message(fd, AUDIT_TRUSTED_APP, msg, rhost, NULL, tty, 1) <= 0 && errno != EPERM &&
             errno != ECONNREFUSED)
                 pam_syslog(pamh, LOG_ERR, "cannot write audit record: %m");
@@ -260,6 +268,7 @@ static void data_cleanup(pam_handle_t *pamh, void *data, int error_status) {
         ag_session_free(d->session);
         ag_hierarchy_free(d->hierarchy);
         ag_acct_free(d->acct);
+        free(d->user);
         free(d);
 }
 
@@ -381,6 +390,14 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 pam_syslog(pamh, LOG_NOTICE, "unknown user %s, session not grouped", user);
                 return fail_rc(&ctl);
         }
+        /* Rules, groups, logs and audit records use the account's own name,
+         * whatever case or form the client passed (a case-insensitive
+         * directory answers "ALICE" with alice's entry). */
+        if (strcmp(pw->pw_name, user) != 0) {
+                pam_syslog(pamh, LOG_INFO, "PAM user %s is account %s (uid %lu): rules matched for %s", user,
+                           pw->pw_name, (unsigned long) pw->pw_uid, pw->pw_name);
+                user = pw->pw_name;
+        }
 
         r = ag_config_load(ctl.conf, 0, config_error, pamh, &config);
         if (r < 0) {
@@ -469,6 +486,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         }
         d->hierarchy = h;
         d->session = s;
+        d->user = strdup(user);         /* NULL: close logs PAM_USER */
         if (pam_set_data(pamh, DATA_NAME, d, data_cleanup) != PAM_SUCCESS) {
                 pam_syslog(pamh, LOG_ERR, "cannot remember the session");
                 ag_session_close(h, s, 0, NULL, NULL);
@@ -477,6 +495,13 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         }
 
         acct_open(pamh, d);
+        if (!s->origin)
+                pam_syslog(pamh, LOG_NOTICE, "cannot tell which cgroup this process came from (its path is too "
+                           "long or unreadable): at close it stays in %s%s", h->mount, s->path);
+        if (s->policy_error < 0)
+                pam_syslog(pamh, LOG_WARNING, "cannot %s for %s in %s%s: %s; the session is grouped, the group "
+                           "keeps the limits it had", s->policy_what, user, h->mount, s->path,
+                           strerror(-s->policy_error));
 
         char env[600];
         snprintf(env, sizeof env, AG_SESSION_ENV "=%s", s->path);
@@ -553,7 +578,8 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
 
         struct audit_conn a = AUDIT_CONN_INIT;
         struct removed_ctx c = {
-                .pamh = pamh, .ctl = &ctl, .audit = &a, .user = user ? user : "?", .uid = d->session->uid,
+                .pamh = pamh, .ctl = &ctl, .audit = &a, .user = d->user ? d->user : user ? user : "?",
+                .uid = d->session->uid,
         };
         /* What the session used, read while its groups still exist: from the
          * session's group, or from its cpuacct mirror as that is removed. One

@@ -1,0 +1,238 @@
+#!/bin/bash
+# Caps and names that hold against the user, through real libpam sessions
+# (tests/host/agdrv) on the real cgroup v1 cpu hierarchy. Every attack runs
+# as the unprivileged user:
+#   1. adding a cap over a sub-group whose quota is 1000000;
+#   2. lowering a cap (50% -> 10%) over a sub-group at 50000;
+#   3. raising and removing caps;
+#   4. pools: a member's sub-group quota against pool:NAME max;
+#   5. status: one user's 9,000 groups do not hide another user's session;
+#      --json escapes C1 and bidi characters in group names;
+#   6. close reads no more of a session directory than its budget;
+#   7. a caller whose cgroup path is too long for /proc/PID/cgroup is never
+#      moved to the root cgroup at close;
+#   8. rules match the account's own name whatever case PAM_USER has (a
+#      case-insensitive NSS module, tests/host/libnss_agci.so.2, loaded
+#      through a private nsswitch.conf in a private mount namespace).
+# AG_MODULE and AG_HELPER select the module and helper under test (an older
+# build shows which checks it fails).
+. "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+require_root
+[ -f "$CPU/cpu.cfs_quota_us" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+HELPER="${AG_HELPER:-$abs_top_builddir/helper/autogroup}"
+NSSDIR="$abs_top_builddir/tests/host"
+[ -x "$HELPER" ] || { echo "1..0 # SKIP $HELPER not built"; exit 77; }
+
+ROOT="agtest-$$"
+CG="$CPU/$ROOT"
+OUT="$CPU/agout-$$"             # where section 7's caller comes from (outside <root>)
+AG_CGROOTS="$CG $OUT"
+mkdir -p "$OUT"
+N250=$(printf 'd%.0s' $(seq 250))
+# the deep tree of section 7 is too long for find's paths: removed by cd
+rm_deep() {
+        (
+                cd "$OUT" 2>/dev/null || exit 0
+                d=0
+                while [ -d "$N250" ]; do cd "$N250" || break; d=$((d + 1)); done
+                while [ "$d" -gt 0 ]; do cd .. && rmdir "$N250" 2>/dev/null; d=$((d - 1)); done
+        ) 2>/dev/null
+}
+trap 'rm_deep; ag_cleanup' EXIT
+start_syslog || true
+
+add_user "${TAG}a"; add_user "${TAG}b"; add_user "${TAG}p"; add_user "${TAG}q"
+add_group "${TAG}g"; add_user "${TAG}n" "${TAG}g"
+UA="${TAG}a"; UB="${TAG}b"; UP="${TAG}p"; UQ="${TAG}q"; UN="${TAG}n"
+IA=$(id -u "$UA"); IB=$(id -u "$UB"); IP=$(id -u "$UP"); IQ=$(id -u "$UQ"); IN=$(id -u "$UN")
+CONF="$T/autogroup.conf"
+# conf LINE...: the configuration, one rule an argument
+conf() { printf '%s\n' "* weight 100" "$@" >"$CONF"; chmod 644 "$CONF"; }
+conf
+printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+# delegate=yes: the user's own sub-groups in their session are what these
+# attacks use (a module without the option logs it and goes on)
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes\n' \
+        "$AG_MODULE" "$ROOT" "$CONF" >"$T/agh"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes strict\n' \
+        "$AG_MODULE" "$ROOT" "$CONF" >"$T/aghs"
+drv() { timeout -k 5 "${BOUND:-120}" "$AGDRV" --pam "$T" "${SVC:-agh}" "$@"; }
+# bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
+bg() {
+        local n="$1" u="$2"; shift 2
+        drv "$u" open env cgroup "$@" wait-file "$T/$n.go" close cgroup >"$T/$n.out" 2>&1 &
+        track_pid $!
+        eval "PID_$n=$!"
+        wait_for "$T/$n.out" '^cgroup='
+}
+val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+closed() { touch "$T/$1.go"; eval "wait \$PID_$1"; }
+rd() { cat "$1" 2>/dev/null || echo missing; }
+# a user process that keeps a sub-group of its session alive: makes
+# <session>/hog with the given quota and stays in it
+HOG='S=$(grep :cpu: /proc/self/cgroup | cut -d: -f3); S=${S%/login}; mkdir '"$CPU"'$S/hog && echo $Q > '"$CPU"'$S/hog/cpu.cfs_quota_us && echo $$ > '"$CPU"'$S/hog/cgroup.procs && echo ok > $R; exec sleep 600'
+
+echo "# 1. adding a cap over the user's sub-group with quota 1000000"
+bg a "$UA" spawn-user "Q=1000000 R=$U/a.ready; $HOG"
+SA=$(val AUTOGROUP_SESSION a)
+wait_for "$U/a.ready" ok
+check_eq "the user set their sub-group's quota to 1000000 (10 CPUs)" 1000000 "$(rd "$CPU$SA/hog/cpu.cfs_quota_us")"
+conf "$UA max 20%"
+drv "$UA" open cgroup close >"$T/a1.out" 2>&1
+check "the next login is grouped all the same" grep -q "^cgroup=/$ROOT/user-$IA/" "$T/a1.out"
+check_eq "the user group's quota is 20% (20000 of 100000)" "20000 100000" \
+        "$(rd "$CG/user-$IA/cpu.cfs_quota_us") $(rd "$CG/user-$IA/cpu.cfs_period_us")"
+check_eq "the sub-group's own quota no longer stands above it (-1: the cap applies)" -1 \
+        "$(rd "$CPU$SA/hog/cpu.cfs_quota_us")"
+as_user "$UA" "echo 1000000 > $CPU$SA/hog/cpu.cfs_quota_us" 2>/dev/null
+check_eq "the user cannot set a quota above the cap again" -1 "$(rd "$CPU$SA/hog/cpu.cfs_quota_us")"
+
+echo "# 2. lowering a cap (50% -> 10%) over a sub-group at 50000"
+conf "$UA max 50%"
+drv "$UA" open close >/dev/null 2>&1
+check_eq "the cap is raised to 50%" 50000 "$(rd "$CG/user-$IA/cpu.cfs_quota_us")"
+as_user "$UA" "echo 50000 > $CPU$SA/hog/cpu.cfs_quota_us"
+check_eq "the user set the sub-group to 50000" 50000 "$(rd "$CPU$SA/hog/cpu.cfs_quota_us")"
+conf "$UA max 10%"
+drv "$UA" open cgroup close >"$T/a2.out" 2>&1
+check "the next login is grouped" grep -q "^cgroup=/$ROOT/user-$IA/" "$T/a2.out"
+check_eq "the user group ends at 10% (10000), not uncapped" 10000 "$(rd "$CG/user-$IA/cpu.cfs_quota_us")"
+q=$(rd "$CPU$SA/hog/cpu.cfs_quota_us")
+check "the sub-group's quota is at most the cap or none ($q)" test "$q" = -1 -o "$q" -le 10000
+# behaviour: two spinners in the sub-group for a second get throttled by the user group
+t0=$(sed -n 's/^nr_throttled //p' "$CG/user-$IA/cpu.stat")
+spin=""
+for k in 1 2; do
+        as_user "$UA" "echo \$\$ > $CPU$SA/hog/cgroup.procs && exec timeout 1 sh -c 'while :; do :; done'" &
+        spin="$spin $!"; track_pid $!
+done
+for p in $spin; do wait "$p"; done
+t1=$(sed -n 's/^nr_throttled //p' "$CG/user-$IA/cpu.stat")
+check "two spinners in the sub-group are throttled by the user group's cap (nr_throttled $t0 -> $t1)" \
+        test "${t1:-0}" -gt "${t0:-0}"
+
+echo "# 3. raising and removing a cap"
+conf "$UA max 40%"
+drv "$UA" open close >/dev/null 2>&1
+check_eq "raised 10% -> 40%" "40000 100000" \
+        "$(rd "$CG/user-$IA/cpu.cfs_quota_us") $(rd "$CG/user-$IA/cpu.cfs_period_us")"
+conf
+drv "$UA" open close >/dev/null 2>&1
+check_eq "removed: no quota" "-1 100000" \
+        "$(rd "$CG/user-$IA/cpu.cfs_quota_us") $(rd "$CG/user-$IA/cpu.cfs_period_us")"
+closed a
+
+echo "# 4. pools: a member's sub-group quota against pool:NAME max (strict module)"
+PCONF=("$UP pool tp$$" "$UQ pool tp$$")
+PG="$CG/pool-tp$$"
+conf "${PCONF[@]}"
+bg p "$UP" spawn-user "Q=1000000 R=$U/p.ready; $HOG"
+SP=$(val AUTOGROUP_SESSION p)
+wait_for "$U/p.ready" ok
+check_eq "member p set its sub-group's quota to 1000000" 1000000 "$(rd "$CPU$SP/hog/cpu.cfs_quota_us")"
+conf "${PCONF[@]}" "pool:tp$$ max 30%"
+SVC=aghs drv "$UQ" open cgroup close >"$T/q1.out" 2>&1
+check "member q's login succeeds under strict" grep -q "^open=PAM_SUCCESS" "$T/q1.out"
+check "and is grouped in the pool" grep -q "^cgroup=/$ROOT/pool-tp$$/user-$IQ/" "$T/q1.out"
+check_eq "pool:tp max 30% is applied (30000)" 30000 "$(rd "$PG/cpu.cfs_quota_us")"
+as_user "$UP" "echo 30000 > $CPU$SP/hog/cpu.cfs_quota_us"
+check_eq "member p sets its sub-group to 30000" 30000 "$(rd "$CPU$SP/hog/cpu.cfs_quota_us")"
+conf "${PCONF[@]}" "pool:tp$$ max 10%"
+SVC=aghs drv "$UQ" open cgroup close >"$T/q2.out" 2>&1
+check "member q's next login is grouped in the pool" grep -q "^cgroup=/$ROOT/pool-tp$$/user-$IQ/" "$T/q2.out"
+check_eq "lowering the pool cap keeps the pool capped: 10000" 10000 "$(rd "$PG/cpu.cfs_quota_us")"
+check_eq "member p's running session stays below the pool: its user group is under the pool" \
+        "/$ROOT/pool-tp$$/user-$IP" "$(dirname "$SP")"
+# a cap the kernel refuses whatever is cleared: above the pool's own
+conf "${PCONF[@]}" "pool:tp$$ max 10%" "$UQ max 200%"
+SVC=aghs drv "$UQ" open cgroup close >"$T/q3.out" 2>&1
+check "a user cap above the pool's (refused by the kernel): the login still succeeds under strict" \
+        grep -q "^open=PAM_SUCCESS" "$T/q3.out"
+check "  and is grouped in the pool" grep -q "^cgroup=/$ROOT/pool-tp$$/user-$IQ/" "$T/q3.out"
+log_has "  with one log line" "cannot set the user group's cpu policy for $UQ .*the session is grouped"
+check_eq "  the pool keeps its cap" 10000 "$(rd "$PG/cpu.cfs_quota_us")"
+closed p
+
+echo "# 5. status: one user's 9,000 groups; control and bidi characters in names"
+bg b "$UB" spawn-user "exec sleep 600"
+SB=$(val AUTOGROUP_SESSION b)
+as_user "$UB" "mkdir $CPU$SB/\$(printf 'c1-\302\233') $CPU$SB/\$(printf 'rlo-\342\200\256x') $CPU$SB/\$(printf 'lri-\342\201\246')"
+BOUND=300 drv "$UA" open run-user "S=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3); S=\${S%/login}; cd $CPU\$S && seq 9000 | sed 's/^/x/' | xargs mkdir; echo \$S > $U/m.path" \
+        touch "$T/m.made" wait-file "$T/m.go" close >"$T/m.out" 2>&1 &
+PID_m=$!; track_pid $PID_m
+for _ in $(seq 600); do [ -e "$T/m.made" ] && break; sleep 0.1; done
+SM=$(cat "$U/m.path" 2>/dev/null)
+check_eq "user A made 9,000 groups in their session" 9000 \
+        "$(find "$CPU$SM" -mindepth 1 -maxdepth 1 -type d -name 'x*' | wc -l)"
+timeout 120 "$HELPER" --root "$ROOT" status >"$T/st.txt" 2>&1
+check "status (text) still lists user B's group" grep -q "user-$IB" "$T/st.txt"
+check "  and user B's session" grep -q "${SB##*/}" "$T/st.txt"
+timeout 120 "$HELPER" --root "$ROOT" status --json >"$T/st.json" 2>&1
+check "status --json lists user B's session" grep -qF "\"$SB\"" "$T/st.json"
+# user B's own groups (status --user), where the odd names are listed
+timeout 120 "$HELPER" --root "$ROOT" status --user "$UB" --json >"$T/stb.json" 2>&1
+check "status --user $UB --json lists the groups B made" grep -qF "\"$SB/c1-" "$T/stb.json"
+check_not "status --json prints no raw C1 character (U+009B)" grep -q "$(printf '\302\233')" "$T/stb.json"
+check_not "status --json prints no raw RIGHT-TO-LEFT OVERRIDE (U+202E)" grep -q "$(printf '\342\200\256')" "$T/stb.json"
+check_not "status --json prints no raw LEFT-TO-RIGHT ISOLATE (U+2066)" grep -q "$(printf '\342\201\246')" "$T/stb.json"
+check "  it escapes them as \\u009b, \\u202e, \\u2066" \
+        sh -c "grep -qF 'c1-\\u009b' '$T/stb.json' && grep -qF 'rlo-\\u202ex' '$T/stb.json' && grep -qF 'lri-\\u2066' '$T/stb.json'"
+check "status --json is valid JSON" python3 -c "import json,sys; json.load(open('$T/st.json')); json.load(open('$T/stb.json'))"
+
+echo "# 6. close reads no more of the session directory than its budget"
+# the close of user A's session (9,000 empty groups) under strace
+spid=$(pgrep -P "$PID_m" -x timeout || echo "$PID_m")
+apid=$(pgrep -P "$spid" -x agdrv || true)
+if command -v strace >/dev/null && [ -n "$apid" ]; then
+        strace -f -y -e trace=getdents64 -o "$T/m.strace" -p "$apid" 2>/dev/null &
+        STRACE=$!
+        sleep 1
+        closed m
+        wait "$STRACE" 2>/dev/null
+        n=$(grep -cF "$CPU$SM>" "$T/m.strace")
+        echo "# getdents64 calls on the session directory during close: $n (9,000 entries need about 9)"
+        check "close read the session directory in at most 3 getdents64 calls ($n)" test "$n" -le 3
+else
+        closed m
+        skip "close budget (no strace, or agdrv not found)"
+fi
+check "close of that session returned PAM_SUCCESS" grep -q '^close=PAM_SUCCESS' "$T/m.out"
+closed b
+
+echo "# 7. a caller whose cgroup path is longer than /proc/PID/cgroup shows"
+(
+        cd "$OUT" || exit 1
+        for _ in $(seq 18); do mkdir "$N250" && cd "$N250" || exit 1; done
+        echo $BASHPID >cgroup.procs && exec timeout 60 "$AGDRV" --pam "$T" agh "$UB" open cgroup close cgroup
+) >"$T/deep.out" 2>&1
+check "the login from the deep group opened" grep -q '^open=PAM_SUCCESS' "$T/deep.out"
+check "it was grouped" grep -q "^cgroup=/$ROOT/user-$IB/" "$T/deep.out"
+check_not "close did not move the caller to the root cgroup" grep -qx 'cgroup=/' "$T/deep.out"
+log_has "one log line says the caller stays" "cannot tell which cgroup this process came from"
+SD=$(sed -n 's/^cgroup=//p' "$T/deep.out" | head -n1); SD=${SD%/login}
+check "the session it stayed in is left for a sweep" test -d "$CPU$SD"
+drv "$UB" open close >/dev/null 2>&1
+check_not "the next login of the user sweeps it" test -d "$CPU$SD"
+
+echo "# 8. rules match the account's own name whatever case PAM_USER has"
+UPPER=$(echo "$UN" | tr a-z A-Z)
+conf "$UN max 15%" "@${TAG}g weight 50"
+sed 's/^passwd:.*/passwd: files agci/' /etc/nsswitch.conf >"$T/nsswitch.conf"
+grep -q '^passwd:' "$T/nsswitch.conf" || echo 'passwd: files agci' >>"$T/nsswitch.conf"
+# in a private mount namespace: the host's /etc/nsswitch.conf is untouched
+ns() { unshare -m sh -c "mount --bind '$T/nsswitch.conf' /etc/nsswitch.conf && LD_LIBRARY_PATH='$NSSDIR' exec \"\$@\"" ns "$@"; }
+check_eq "the private NSS answers $UPPER with account $UN" "$UN" "$(ns getent passwd "$UPPER" | cut -d: -f1)"
+ns timeout -k 5 120 "$AGDRV" --pam "$T" agh "$UPPER" open cgroup touch "$T/n.open" wait-file "$T/n.go" close \
+        >"$T/n.out" 2>&1 &
+PID_n=$!; track_pid $PID_n
+for _ in $(seq 200); do [ -e "$T/n.open" ] && break; sleep 0.05; done
+check "login as $UPPER is grouped as uid $IN" grep -q "^cgroup=/$ROOT/user-$IN/" "$T/n.out"
+check_eq "the rule for $UN applies: max 15%" 15000 "$(rd "$CG/user-$IN/cpu.cfs_quota_us")"
+check_eq "the @group rule applies: weight 50 (shares 512)" 512 "$(rd "$CG/user-$IN/cpu.shares")"
+touch "$T/n.go"; wait "$PID_n"
+log_has "the log line names both" "PAM user $UPPER is account $UN"
+ns "$HELPER" explain --conf "$CONF" "$UPPER" >"$T/explain.out" 2>&1
+check "autogroup explain $UPPER says which account it is" grep -q "$UPPER is account $UN" "$T/explain.out"
+check "  and shows max 15% from the rule for $UN" grep -qE "max.*15%" "$T/explain.out"
+
+finish
