@@ -67,6 +67,7 @@ static void line_options_clear(AgPamLine *l) {
         free(l->acctlog);
         l->root = l->conf = l->mode = l->delegate = l->acctlog = NULL;
         l->root_given = l->debug = l->noaudit = l->strict = false;
+        l->n_problems = 0;
 }
 
 static void line_free(AgPamLine *l) {
@@ -139,8 +140,11 @@ int ag_pamconf_parse_options(AgPamLine *l, int argc, char **argv, ag_pamconf_war
                                 snprintf(msg, sizeof msg, "invalid acctlog '%.64s' (info, debug or off)", a + 8);
                 } else
                         snprintf(msg, sizeof msg, "unknown option '%.64s', the module ignores it", a);
-                if (msg[0] && warn)
-                        warn(userdata, l->file, l->line, msg);
+                if (msg[0]) {
+                        l->n_problems++;
+                        if (warn)
+                                warn(userdata, l->file, l->line, msg);
+                }
         }
         if (r >= 0 && !l->root)
                 r = set_str(&l->root, AG_ROOT_DEFAULT);

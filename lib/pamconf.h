@@ -32,6 +32,7 @@ typedef struct AgPamLine {
         char *delegate;                /* delegate= as written, or NULL */
         char *acctlog;                 /* acctlog= as written, or NULL */
         bool root_given, debug, noaudit, strict;
+        unsigned n_problems;           /* options invalid or unknown to the module */
         char **services;               /* names of the service files that reach the line, NULL-terminated */
         size_t n_services;
 } AgPamLine;

@@ -247,6 +247,7 @@ static void test_options(void **state) {
         assert_string_equal(l->acctlog, "debug");
         assert_true(l->noaudit);
         assert_true(l->strict);
+        assert_int_equal(l->n_problems, 3);
         assert_non_null(strstr(w.text, "svc:3: invalid root name '../etc'"));
         assert_non_null(strstr(w.text, "svc:3: invalid mode 'bogus'"));
         assert_non_null(strstr(w.text, "svc:3: unknown option 'frobnicate'"));
