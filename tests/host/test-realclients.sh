@@ -240,6 +240,28 @@ check "explain: the weight comes from that file" grep -Eq "^weight +300 " "$T/ex
 "$HELPER" check >"$T/check.out" 2>&1; rc=$?
 check_eq "check without FILE checks conf= of the module's line, exit 0" 0 "$rc"
 check "check names the file:line of conf=" grep -q "^conf=$CONF from /etc/pam.d/" "$T/check.out"
+# several module lines with different roots and confs (--pam-dir: a directory of test files)
+mkdir "$T/pamd2" "$T/pamd3"
+printf 'session optional pam_autogroup.so root=%s debug\n' "$ROOT" >"$T/pamd2/sshd"
+printf '@include common\n' >"$T/pamd2/login"
+printf 'session optional pam_autogroup.so root=%s-x conf=%s/none.conf\n' "$ROOT" "$T" >"$T/pamd2/common"
+printf 'session optional pam_autogroup.so root=%s-x\n' "$ROOT" >"$T/pamd3/sshd"
+"$HELPER" --pam-dir "$T/pamd2" status >"$T/status2.out" 2>&1
+check "status, two lines: root=$ROOT with its file:line" grep -q "^root=$ROOT from $T/pamd2/sshd:1 (services: sshd)" "$T/status2.out"
+check "status, two lines: root=$ROOT-x reached through @include" \
+        grep -q "^root=$ROOT-x from $T/pamd2/common:1 (services: common, login)" "$T/status2.out"
+check "status, two lines: the session below the first root" grep -q "${sm##*/}" "$T/status2.out"
+check "status, two lines: the second root said to be empty, by name" \
+        grep -q "^No groups below this root: $CPU/$ROOT-x does not exist" "$T/status2.out"
+check_eq "status --json, two lines: one JSON object for each root" 2 \
+        "$("$HELPER" --pam-dir "$T/pamd2" status --json 2>/dev/null | python3 -c 'import json,sys; print(sum(1 for l in sys.stdin if json.loads(l)["root"]))')"
+"$HELPER" --pam-dir "$T/pamd3" status >"$T/status3.out" 2>&1
+check "status, a line whose root is empty: names the root that holds groups" \
+        grep -q "^Groups of pam_autogroup exist below $CPU/$ROOT: autogroup --root $ROOT status" "$T/status3.out"
+"$HELPER" --pam-dir "$T/pamd2" check >"$T/check2.out" 2>&1
+check "check, two lines: the line without conf= gets the default, and says so" \
+        grep -q "^conf=[^ ]*: the default (the line at $T/pamd2/sshd:1 (services: sshd) sets no conf=)" "$T/check2.out"
+check "check, two lines: the second conf too" grep -q "^conf=$T/none.conf from $T/pamd2/common:1" "$T/check2.out"
 tmux -S "$U/tmux.sock" kill-server 2>/dev/null
 SCREENDIR="$U/screen" setpriv --reuid="$USR" --regid="$(id -g "$USR")" --init-groups screen -S s -X quit 2>/dev/null
 for _ in $(seq 100); do [ -z "$(find "$CPU$sm" -name cgroup.procs -exec cat {} + 2>/dev/null)" ] && break; sleep 0.1; done
