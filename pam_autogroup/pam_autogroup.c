@@ -361,7 +361,8 @@ static void acct_report(pam_handle_t *pamh, const struct module_ctl *ctl, struct
  *     caller, who could move, freeze or kill (cgroup.freeze, cgroup.kill
  *     of their own leaves) another user's processes there;
  *   - systemd mode: when the caller sits in a logind session scope (logind
- *     keeps the login there; the scope is root's).
+ *     keeps the login there; the scope is root's) and pam_systemd did not
+ *     make one for this login before us.
  * Remembered for close, which then does nothing. */
 static bool nested_login(pam_handle_t *pamh, const struct module_ctl *ctl, const AgHierarchy *h, bool systemd,
                          uid_t uid, const char *user) {
@@ -446,7 +447,9 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         apply_latency(pamh, &ctl, user, policy.latency);       /* latency classes (issue 11) */
 
         /* systemd hosts: the policy goes to systemd, nothing into cgroupfs */
-        if (ag_pam_mode(ctl.mode) == AG_MODE_SYSTEMD && ag_hierarchy_find(NULL, &h) >= 0) {
+        /* (XDG_SESSION_ID: pam_systemd ran first and made this login's own scope) */
+        if (ag_pam_mode(ctl.mode) == AG_MODE_SYSTEMD && !pam_getenv(pamh, "XDG_SESSION_ID") &&
+            ag_hierarchy_find(NULL, &h) >= 0) {
                 bool nested = nested_login(pamh, &ctl, h, true, pw->pw_uid, user);
                 ag_hierarchy_free(h);
                 h = NULL;
