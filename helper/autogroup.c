@@ -7,6 +7,8 @@
  *   autogroup check [FILE]
  *   autogroup explain [--conf FILE] USER
  *   autogroup [--root NAME] gc
+ *   (status, gc, explain and check take root= and conf= from the module's
+ *   lines in /etc/pam.d when not given; --pam-dir DIR reads DIR instead)
  *   autogroup [--root NAME] run [--latency CLASS] [--weight W] [--idle] -- CMD [ARGS...]
  *   autogroup [--root NAME] set [--latency CLASS] [--weight W] [--idle yes|no] PID|LEAF
  *   autogroup container-init [--leaf NAME]
@@ -31,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admin-pam.h"
 #include "cgroup.h"
 #include "check.h"
 #include "container.h"
@@ -52,6 +55,7 @@ typedef struct Args {
         const char *root;
         bool root_given;               /* --root on the command line */
         const char *hierarchy;         /* a cgroup mount to use instead of the one found */
+        const char *pam_dir;           /* where the module's lines are looked for (NULL: /etc/pam.d) */
         const char *verb;
         char **argv;                   /* the verb's own arguments */
         int argc;
@@ -64,7 +68,9 @@ static void usage(FILE *f) {
               "                                  into a group of its own inside its login's session\n"
               "  status [--user NAME] [--json]   users, sessions and leaves with weight, cap and CPU used\n"
               "  check [FILE]                    validate the configuration and its drop-ins\n"
-              "  explain [--conf FILE] USER      which line set each item for USER\n"
+              "                                  (default: every conf= of the module's lines)\n"
+              "  explain [--conf FILE] USER      which line set each item for USER (default: for\n"
+              "                                  every conf= of the module's lines)\n"
               "  gc                              (root) remove empty groups\n"
               "  run [--latency CLASS] [--weight W] [--idle] [--verbose] -- CMD [ARGS...]\n"
               "                                  run CMD in a leaf of its own inside your session\n"
@@ -77,8 +83,11 @@ static void usage(FILE *f) {
               "Options:\n"
               "  --root NAME        the subtree below the cpu hierarchy root (default: for enter,\n"
               "                     status, run and set the module's root= from AUTOGROUP_SESSION\n"
-              "                     when the caller's cgroup confirms it, else " AG_ROOT_DEFAULT ")\n"
+              "                     when the caller's cgroup confirms it; for status without that\n"
+              "                     hint, and for gc, every root= of the module's lines in /etc/pam.d;\n"
+              "                     else " AG_ROOT_DEFAULT ")\n"
               "  --hierarchy PATH   use the cgroup filesystem mounted at PATH\n"
+              "  --pam-dir DIR      read the module's lines from DIR instead of /etc/pam.d (for tests)\n"
               "  -h, --help         this text\n"
               "  --version          the version\n",
               f);
@@ -218,6 +227,55 @@ static bool want_unicode(void) {
         return cs && strcmp(cs, "UTF-8") == 0;
 }
 
+static void print_other_root(void *userdata, const char *root) {
+        const AgHierarchy *h = userdata;
+
+        printf("Groups of pam_autogroup exist below %s/%s: autogroup --root %s status\n", h->mount, root, root);
+}
+
+/* status without --root or a session's hint: every root= of the module's
+ * lines (one JSON object a line for --json), each with where it came from;
+ * when none of them holds groups, the other roots that do. */
+static int status_pam_roots(const Args *a, const AgHierarchy *h, uid_t only, bool json) {
+        AgTargets t;
+        bool any = false;
+        int r;
+
+        r = ag_targets_from_pam(a->pam_dir, false, a->root, NULL, &t);
+        for (size_t i = 0; r >= 0 && i < t.n; i++) {
+                AgStatus *s = NULL;
+
+                if (!json)
+                        ag_target_print_source(&t, &t.v[i], "root", a->pam_dir, stdout);
+                r = ag_status_collect(h, t.v[i].value, only, &s);
+                if (r < 0)
+                        break;
+                any |= s->tree != NULL;
+                if (json)
+                        ag_status_print_json(s, stdout);
+                else
+                        ag_status_print(s, stdout, want_unicode());
+                if (!json && !s->tree && ag_target_is_systemd(&t.v[i], h))
+                        printf("mode=systemd here: the module's groups are systemd's user slices and session "
+                               "scopes (systemctl status user.slice)\n");
+                ag_status_free(s);
+        }
+        if (r >= 0 && !any && !json) {
+                const char **known = calloc(t.n, sizeof *known);
+                for (size_t i = 0; known && i < t.n; i++)
+                        known[i] = t.v[i].value;
+                if (known)
+                        (void) ag_find_other_roots(h, known, t.n, print_other_root, (void *) h);
+                free(known);
+        }
+        ag_targets_done(&t);
+        if (r < 0) {
+                fprintf(stderr, "autogroup status: cannot read the groups: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
+
 static int verb_status(const Args *a) {
         AgHierarchy *h = NULL;
         AgStatus *s = NULL;
@@ -266,6 +324,11 @@ static int verb_status(const Args *a) {
                 return EXIT_FAILURE;
         }
         char root[AG_ROOT_NAME_MAX + 1];
+        if (!a->root_given && ag_root_from_hint(h, getenv(AG_SESSION_ENV), 0, getuid(), root, sizeof root) < 0) {
+                r = status_pam_roots(a, h, only, json);
+                ag_hierarchy_free(h);
+                return r;
+        }
         r = ag_status_collect(h, session_root(a, h, root, sizeof root), only, &s);
         ag_hierarchy_free(h);
         if (r < 0) {
@@ -289,17 +352,10 @@ static bool config_missing(const char *path) {
         return access(path, F_OK) < 0 && errno == ENOENT;
 }
 
-static int verb_check(const Args *a) {
-        const char *path = AG_DEFAULT_CONF;
+static int check_one(const char *path) {
         AgConfig *config = NULL;
         int r;
 
-        if (a->argc > 1) {
-                fprintf(stderr, "autogroup check: at most one FILE\n");
-                return EXIT_USAGE;
-        }
-        if (a->argc == 1)
-                path = a->argv[0];
         if (config_missing(path))
                 printf("%s: %s\n", path, CONFIG_MISSING);
         r = ag_check_config(path, stdout, &config);
@@ -315,6 +371,36 @@ static int verb_check(const Args *a) {
         return r == 0 ? 0 : EXIT_FAILURE;
 }
 
+/* check without FILE: the module's lines (their options too) and every
+ * conf= they name, or the default. */
+static int verb_check(const Args *a) {
+        AgTargets t;
+        int ret = 0;
+
+        if (a->argc > 1) {
+                fprintf(stderr, "autogroup check: at most one FILE\n");
+                return EXIT_USAGE;
+        }
+        if (a->argc == 1)
+                return check_one(a->argv[0]);
+        if (ag_targets_from_pam(a->pam_dir, true, AG_DEFAULT_CONF, stdout, &t) < 0) {
+                fprintf(stderr, "autogroup check: out of memory\n");
+                return EXIT_FAILURE;
+        }
+        if (t.problems > 0) {
+                printf("%s: %u invalid or unknown option%s on the module's lines\n",
+                       a->pam_dir ? a->pam_dir : AG_PAM_DIR_DEFAULT, t.problems, t.problems == 1 ? "" : "s");
+                ret = EXIT_FAILURE;
+        }
+        for (size_t i = 0; i < t.n; i++) {
+                ag_target_print_source(&t, &t.v[i], "conf", a->pam_dir, stdout);
+                if (check_one(t.v[i].value) != 0)
+                        ret = EXIT_FAILURE;
+        }
+        ag_targets_done(&t);
+        return ret;
+}
+
 /* ---- explain ---- */
 
 static void warn_error(void *userdata, const char *file, unsigned line, const char *message) {
@@ -327,12 +413,39 @@ static void warn_error(void *userdata, const char *file, unsigned line, const ch
                 fprintf(stderr, "warning: %s\n", message);
 }
 
-static int verb_explain(const Args *a) {
-        const char *path = AG_DEFAULT_CONF, *user = NULL;
+static int explain_one(const Args *a, const char *path, const char *user, const AgNssUser *u) {
         AgConfig *config = NULL;
         AgHierarchy *h = NULL;
-        AgNssUser *u = NULL;
         int r;
+
+        r = ag_config_load(path, 0, warn_error, NULL, &config);
+        if (r < 0) {
+                fprintf(stderr, "autogroup explain: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        if (config_missing(path) && config->n_rules == 0)
+                printf("config %s: %s\n", path, CONFIG_MISSING);
+        else if (config_missing(path))
+                printf("config %s: %s, with %zu rule%s from its drop-ins\n", path, CONFIG_MISSING,
+                       config->n_rules, config->n_rules == 1 ? "" : "s");
+        else
+                printf("config %s (%zu rule%s)\n", path, config->n_rules, config->n_rules == 1 ? "" : "s");
+        /* as the module does: rules match the account's own name */
+        if (strcmp(u->name, user) != 0)
+                printf("%s is account %s: rules matched for %s\n", user, u->name, u->name);
+        if (find_hierarchy(a, &h) < 0)
+                h = NULL;
+        ag_explain_print(config, u, h, stdout);
+        ag_hierarchy_free(h);
+        ag_config_free(config);
+        return 0;
+}
+
+static int verb_explain(const Args *a) {
+        const char *path = NULL, *user = NULL;
+        AgNssUser *u = NULL;
+        AgTargets t;
+        int r, ret = 0;
 
         for (int i = 0; i < a->argc; i++) {
                 if (strcmp(a->argv[i], "--conf") == 0 && i + 1 < a->argc)
@@ -356,29 +469,24 @@ static int verb_explain(const Args *a) {
                         r == -ENOENT ? "" : strerror(-r));
                 return EXIT_FAILURE;
         }
-        r = ag_config_load(path, 0, warn_error, NULL, &config);
-        if (r < 0) {
-                fprintf(stderr, "autogroup explain: %s\n", strerror(-r));
-                ag_nss_user_free(u);
-                return EXIT_FAILURE;
+        if (path)
+                ret = explain_one(a, path, user, u);
+        else if (ag_targets_from_pam(a->pam_dir, true, AG_DEFAULT_CONF, NULL, &t) < 0) {
+                fprintf(stderr, "autogroup explain: out of memory\n");
+                ret = EXIT_FAILURE;
+        } else {
+                /* every conf= of the module's lines, each after where it came from */
+                for (size_t i = 0; i < t.n; i++) {
+                        if (i > 0)
+                                putchar('\n');
+                        ag_target_print_source(&t, &t.v[i], "conf", a->pam_dir, stdout);
+                        if (explain_one(a, t.v[i].value, user, u) != 0)
+                                ret = EXIT_FAILURE;
+                }
+                ag_targets_done(&t);
         }
-        if (config_missing(path) && config->n_rules == 0)
-                printf("config %s: %s\n", path, CONFIG_MISSING);
-        else if (config_missing(path))
-                printf("config %s: %s, with %zu rule%s from its drop-ins\n", path, CONFIG_MISSING,
-                       config->n_rules, config->n_rules == 1 ? "" : "s");
-        else
-                printf("config %s (%zu rule%s)\n", path, config->n_rules, config->n_rules == 1 ? "" : "s");
-        /* as the module does: rules match the account's own name */
-        if (strcmp(u->name, user) != 0)
-                printf("%s is account %s: rules matched for %s\n", user, u->name, u->name);
-        if (find_hierarchy(a, &h) < 0)
-                h = NULL;
-        ag_explain_print(config, u, h, stdout);
-        ag_hierarchy_free(h);
-        ag_config_free(config);
         ag_nss_user_free(u);
-        return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+        return ret == 0 && fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
 
 /* ---- gc ---- */
@@ -386,6 +494,14 @@ static int verb_explain(const Args *a) {
 static void print_removed(void *userdata, const char *path) {
         (void) userdata;
         printf("removed %s\n", path);
+}
+
+static int gc_root(const AgHierarchy *h, const char *root, int *removed) {
+        int r = ag_gc(h, root, print_removed, NULL);
+
+        if (r > 0)
+                *removed += r;
+        return r;
 }
 
 static int verb_gc(const Args *a) {
@@ -406,12 +522,24 @@ static int verb_gc(const Args *a) {
                         hierarchy_error(a, r));
                 return EXIT_FAILURE;
         }
-        r = ag_gc(h, a->root, print_removed, NULL);
+        /* --root, or every root= of the module's lines */
+        AgTargets t;
+        int removed = 0;
+        if (a->root_given)
+                r = gc_root(h, a->root, &removed);
+        else if ((r = ag_targets_from_pam(a->pam_dir, false, a->root, NULL, &t)) >= 0) {
+                for (size_t i = 0; r >= 0 && i < t.n; i++) {
+                        ag_target_print_source(&t, &t.v[i], "root", a->pam_dir, stdout);
+                        r = gc_root(h, t.v[i].value, &removed);
+                }
+                ag_targets_done(&t);
+        }
         ag_hierarchy_free(h);
         if (r < 0) {
                 fprintf(stderr, "autogroup gc: %s\n", strerror(-r));
                 return EXIT_FAILURE;
         }
+        r = removed;
         printf("%d group%s removed\n", r, r == 1 ? "" : "s");
         return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
@@ -618,6 +746,14 @@ static int parse_args(int argc, char **argv, Args *a) {
                         a->root_given = true;
                 } else if (strncmp(s, "--hierarchy=", 12) == 0)
                         a->hierarchy = s + 12;
+                else if (strcmp(s, "--pam-dir") == 0) {
+                        if (i + 1 >= argc) {
+                                fprintf(stderr, "autogroup: %s needs a value\n", s);
+                                return -EINVAL;
+                        }
+                        a->pam_dir = argv[++i];
+                } else if (strncmp(s, "--pam-dir=", 10) == 0)
+                        a->pam_dir = s + 10;
                 else if (!a->verb && (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0))
                         a->verb = "help";
                 else if (!a->verb && strcmp(s, "--version") == 0)

@@ -157,8 +157,7 @@ void ag_status_print(const AgStatus *s, FILE *f, bool unicode) {
         int r = 0;
 
         if (!s->tree) {
-                fprintf(f, "No groups: %s%s does not exist (no pam_autogroup session has been opened).\n",
-                        s->mount, s->root);
+                fprintf(f, "No groups below this root: %s%s does not exist.\n", s->mount, s->root);
                 return;
         }
 

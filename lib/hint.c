@@ -6,6 +6,7 @@
 /* The module's root= from AUTOGROUP_SESSION, used only when the process's
  * real cgroup and root-owned groups confirm it. See hint.h. */
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -94,4 +95,52 @@ int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t u
 
         strcpy(ret_root, c[0]);
         return 0;
+}
+
+int ag_session_of_path(const char *path, const char *root, uid_t *ret_uid, const char **ret_session,
+                       size_t *ret_session_len) {
+        size_t n = strlen(root);
+        const char *p, *e;
+        char comp[AG_ROOT_NAME_MAX + 16];
+        uid_t uid;
+
+        if (!path || path[0] != '/' || strncmp(path + 1, root, n) != 0 || path[n + 1] != '/')
+                return -ENOENT;
+        p = path + n + 2;
+        for (unsigned i = 0; i < 2; i++) {
+                const char *pool = NULL;
+
+                e = strchrnul(p, '/');
+                if ((size_t) (e - p) >= sizeof comp)
+                        return -ENOENT;
+                memcpy(comp, p, (size_t) (e - p));
+                comp[e - p] = 0;
+                if (ag_user_group_parse(comp, &uid) >= 0)
+                        break;
+                if (i > 0 || *e != '/' || ag_pool_group_parse(comp, &pool) < 0)
+                        return -ENOENT;
+                p = e + 1;
+        }
+        if (*e != '/' || !e[1] || e[1] == '/')
+                return -ENOENT;
+        p = e + 1;
+        e = strchrnul(p, '/');
+        *ret_uid = uid;
+        if (ret_session) {
+                *ret_session = p;
+                *ret_session_len = (size_t) (e - p);
+        }
+        return 0;
+}
+
+bool ag_session_name_matches_audit(const char *name, size_t len, unsigned long audit_session) {
+        char want[32];
+        int n;
+
+        if (audit_session == AG_AUDIT_SESSION_UNSET)
+                return true;
+        n = snprintf(want, sizeof want, "s%lu", audit_session);
+        if (n <= 0 || len < (size_t) n || strncmp(name, want, (size_t) n) != 0)
+                return false;
+        return len == (size_t) n || name[n] == '-';
 }

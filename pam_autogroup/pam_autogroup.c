@@ -34,6 +34,7 @@
 #include "latency.h"
 #include "container.h"
 #include "env.h"
+#include "hint.h"
 #include "policy.h"
 #include "session.h"
 #include "pam-systemd.h"
@@ -44,6 +45,7 @@
 
 #define DATA_NAME "pam_autogroup"
 #define DATA_USER_NAME "pam_autogroup_user"    /* struct open_user */
+#define DATA_NESTED_NAME "pam_autogroup_nested" /* open stepped aside: close does nothing */
 
 /* option flags */
 #define PAM_DEBUG_ARG   0x0001
@@ -366,6 +368,52 @@ static void acct_report(pam_handle_t *pamh, const struct module_ctl *ctl, struct
         audit_record_fields(pamh, ctl, a, "autogroup-session-end", user, d->session->uid, d->session->path, extra);
 }
 
+/* A login opened from inside a session (su, su -l, runuser, sudo -i from one
+ * of its shells; the module twice in one stack) steps aside and stays where
+ * its caller is, as logind keeps such logins in the caller's session:
+ *   - cgroupfs mode: when the caller sits in a session below root of the
+ *     same user, of its audit session (pam_loginuid gives sshd, login and
+ *     cron logins a new one; su and sudo keep it). A login of another user
+ *     gets a session of its own: the caller's session is delegated to the
+ *     caller, who could move, freeze or kill (cgroup.freeze, cgroup.kill
+ *     of their own leaves) another user's processes there;
+ *   - systemd mode: when the caller sits in a logind session scope (logind
+ *     keeps the login there; the scope is root's) and pam_systemd did not
+ *     make one for this login before us.
+ * Remembered for close, which then does nothing. */
+static bool nested_login(pam_handle_t *pamh, const struct module_ctl *ctl, const AgHierarchy *h, bool systemd,
+                         uid_t uid, const char *user) {
+        char *cur = NULL;
+        const char *sname = NULL;
+        size_t slen = 0;
+        uid_t owner;
+        bool nested;
+
+        if (ag_cg_pid_path(h, 0, &cur) < 0)
+                return false;
+        if (systemd)
+                nested = strstr(cur, "/session-") && strstr(cur, ".scope");
+        else if (ag_session_of_path(cur, ctl->root, &owner, &sname, &slen) < 0 ||
+                 !ag_session_name_matches_audit(sname, slen, ag_audit_session_self()))
+                nested = false;
+        else if (owner != uid) {
+                if (ctl->flags & PAM_DEBUG_ARG)
+                        pam_syslog(pamh, LOG_DEBUG, "login of %s from inside %s%s of uid %lu: a session of its "
+                                   "own (a process of another user is not left in a group its caller owns)",
+                                   user, h->mount, cur, (unsigned long) owner);
+                nested = false;
+        } else
+                nested = true;
+        if (nested) {
+                if (ctl->flags & PAM_DEBUG_ARG)
+                        pam_syslog(pamh, LOG_DEBUG, "login of %s from inside %s%s: stays in its caller's group, "
+                                   "no session of its own", user, systemd ? "" : h->mount, cur);
+                (void) pam_set_data(pamh, DATA_NESTED_NAME, (void *) 1, NULL);
+        }
+        free(cur);
+        return nested;
+}
+
 int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
         struct module_ctl ctl;
         const char *user = NULL, *what = NULL;
@@ -424,6 +472,17 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         apply_latency(pamh, &ctl, user, policy.latency);
 
         /* systemd hosts: the policy goes to systemd, nothing into cgroupfs */
+        /* (XDG_SESSION_ID: pam_systemd ran first and made this login's own scope) */
+        if (ag_pam_mode(ctl.mode) == AG_MODE_SYSTEMD && !pam_getenv(pamh, "XDG_SESSION_ID") &&
+            ag_hierarchy_find(NULL, &h) >= 0) {
+                bool nested = nested_login(pamh, &ctl, h, true, pw->pw_uid, user);
+                ag_hierarchy_free(h);
+                h = NULL;
+                if (nested) {
+                        ag_config_free(config);
+                        return PAM_IGNORE;
+                }
+        }
         r = ag_pam_systemd_open(pamh, ctl.mode, ctl.flags & PAM_DEBUG_ARG, user, pw->pw_uid, &policy);
         if (r != AG_PAM_CGROUPFS) {
                 if (r == PAM_SUCCESS) {
@@ -466,6 +525,11 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 ag_config_free(config);
                 ag_hierarchy_free(h);
                 return fail_rc(&ctl);
+        }
+        if (nested_login(pamh, &ctl, h, false, pw->pw_uid, user)) {
+                ag_config_free(config);
+                ag_hierarchy_free(h);
+                return PAM_IGNORE;
         }
         r = ag_session_open(h, &p, &s, &what);
         ag_config_free(config);
@@ -551,8 +615,14 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
                  * found (or could not find: then nothing is done); only for a
                  * handle that open never saw is NSS asked here. */
                 AgHierarchy *h = NULL;
+                const void *nested = NULL;
                 int mfd = -1;
 
+                if (pam_get_data(pamh, DATA_NESTED_NAME, &nested) == PAM_SUCCESS && nested) {
+                        /* open stepped aside (nested_login): nothing of ours to close */
+                        (void) pam_set_data(pamh, DATA_NESTED_NAME, NULL, NULL);
+                        return PAM_IGNORE;
+                }
                 if (ag_pam_systemd_close(pamh, ctl.mode, ctl.flags & PAM_DEBUG_ARG) != AG_PAM_CGROUPFS)
                         return PAM_IGNORE;
                 if (!opened) {

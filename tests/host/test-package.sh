@@ -9,7 +9,10 @@
 # This test changes the machine's PAM stack for as long as the package is
 # installed (a few seconds), with the default root group "autogroup". It skips
 # when that could collide with a real install: the package already installed,
-# pam_autogroup.so already in /etc/pam.d, or sessions under <cpu>/autogroup.
+# pam_autogroup.so already in /etc/pam.d, sessions under <cpu>/autogroup, or a
+# file at one of the package's paths (a `make install` leaves them): dpkg would
+# overwrite it (or stop at its conffile prompt) and the purge would delete it.
+# It removes only what it installed.
 # Makefile.am runs it after every other test of `make check`. It does not capture
 # syslog: /dev/log belongs to whichever other host test took it first.
 # The EXIT trap purges the package, removes the user and the temp dirs, and
@@ -117,6 +120,20 @@ check_not "nothing in the package is setuid or setgid" grep -Eq '^-..[sS]|^-....
 check "postinst runs pam-auth-update --package" grep -q 'pam-auth-update --package$' "$T/control/postinst"
 check "prerm runs pam-auth-update --package --remove autogroup" \
         grep -q 'pam-auth-update --package --remove autogroup' "$T/control/prerm"
+
+# A file at one of the package's paths that is not the package's: installing
+# would overwrite it (a conffile: dpkg's prompt) and the purge would delete
+# what this test did not install. Directories are shared and fine.
+while IFS= read -r f; do
+        [ -n "$f" ] && [ "${f%/}" = "$f" ] || continue
+        [ -e "$f" ] || [ -L "$f" ] || continue
+        [ -d "$f" ] && [ ! -L "$f" ] && continue
+        if owner=$(dpkg-query -S "$f" 2>/dev/null); then
+                skip_all "$f exists and belongs to ${owner%%:*}: installing $PKG would overwrite it"
+        fi
+        skip_all "$f exists and no package owns it (a 'make install'?): installing $PKG would overwrite it and purging it would delete it"
+done <"$T/contents"
+ok "no file at the package's paths exists on this machine"
 
 echo "# 3. lintian"
 (cd "$T" && lintian --no-cfg --fail-on error "$(ls ./*.changes | head -n1)") >"$T/lintian.out" 2>&1

@@ -419,4 +419,25 @@ check_eq "CPUWeight=idle" idle "$(slice_prop "$IC" CPUWeight)"
 check "C's login still in its session scope" sh -c "echo '$out' | grep -q '^/user.slice/user-$IC.slice/session-[0-9]*.scope\$'"
 check "the wrong order is pointed out" sh -c "journalctl -b -o cat | grep -q 'pam_systemd ran before pam_autogroup'"
 cp "$T/sshd.orig" /etc/pam.d/sshd
+
+echo "# 9. logins nested in a logind session (runuser -l from root's ssh shell) stay in it; the module steps aside"
+install -m 600 /root/.ssh/id_ed25519.pub /root/.ssh/authorized_keys
+sed -i 's|^@include common-session$|session optional pam_autogroup.so debug\n&|' /etc/pam.d/sshd
+cp /etc/pam.d/runuser "$T/runuser.orig"
+echo "session optional pam_autogroup.so debug" >>/etc/pam.d/runuser
+out=$("${SSH[@]}" root@127.0.0.1 "cut -d: -f3 /proc/self/cgroup; runuser -l root -c 'cut -d: -f3 /proc/self/cgroup';
+        runuser -l $UA -c 'cut -d: -f3 /proc/self/cgroup'" 2>&1)
+echo "$out" | sed 's/^/#   root: /'
+outer=$(echo "$out" | sed -n 1p)
+check "root's ssh login is in a logind session scope" sh -c "echo '$outer' | grep -q '^/user.slice/user-0.slice/session-[0-9]*.scope\$'"
+check_eq "runuser -l root from inside it stays in that scope" "$outer" "$(echo "$out" | sed -n 2p)"
+check_eq "runuser -l to another user from inside it stays in that scope (logind keeps it)" "$outer" "$(echo "$out" | sed -n 3p)"
+jlog_has() { jlog | grep -qF -- "$1"; }
+check "the module steps aside for the nested login of root, one debug line" \
+        waitfor 30 jlog_has "login of root from inside $outer: stays in its caller"
+check "the module steps aside for the nested login of $UA, one debug line" \
+        waitfor 30 jlog_has "login of $UA from inside $outer: stays in its caller"
+cp "$T/runuser.orig" /etc/pam.d/runuser
+cp "$T/sshd.orig" /etc/pam.d/sshd
+rm -f /root/.ssh/authorized_keys
 finish

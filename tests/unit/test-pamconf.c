@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ * Unit tests: finding the module's lines and options in a pam.d directory
+ * (fixture directories made in /tmp), following include, substack and
+ * @include, with loops and depth bounded. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "hint.h"
+#include "pamconf.h"
+#include "session.h"
+
+typedef struct Fixture {
+        char dir[64];
+} Fixture;
+
+static void put(Fixture *f, const char *name, const char *text) {
+        char path[256];
+        FILE *fp;
+
+        snprintf(path, sizeof path, "%s/%s", f->dir, name);
+        fp = fopen(path, "w");
+        assert_non_null(fp);
+        fputs(text, fp);
+        assert_int_equal(fclose(fp), 0);
+}
+
+static int setup(void **state) {
+        Fixture *f = calloc(1, sizeof *f);
+
+        assert_non_null(f);
+        strcpy(f->dir, "/tmp/agpamconf-unit.XXXXXX");
+        assert_non_null(mkdtemp(f->dir));
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state) {
+        Fixture *f = *state;
+        char cmd[128];
+
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+        assert_int_equal(system(cmd), 0);
+        free(f);
+        return 0;
+}
+
+/* warnings collected as "file:line: message" lines */
+typedef struct Warnings {
+        char text[8192];
+        unsigned n;
+} Warnings;
+
+static void collect(void *userdata, const char *file, unsigned line, const char *message) {
+        Warnings *w = userdata;
+        const char *b = file ? strrchr(file, '/') : NULL;
+        size_t len = strlen(w->text);
+
+        snprintf(w->text + len, sizeof w->text - len, "%s:%u: %s\n", b ? b + 1 : (file ? file : "-"), line,
+                 message);
+        w->n++;
+}
+
+static const AgPamLine *find_line(const AgPamConf *c, const char *file, unsigned line) {
+        for (size_t i = 0; i < c->n_lines; i++) {
+                const char *b = strrchr(c->lines[i].file, '/');
+                if (strcmp(b ? b + 1 : c->lines[i].file, file) == 0 && c->lines[i].line == line)
+                        return &c->lines[i];
+        }
+        return NULL;
+}
+
+static bool has_service(const AgPamLine *l, const char *s) {
+        for (size_t i = 0; i < l->n_services; i++)
+                if (strcmp(l->services[i], s) == 0)
+                        return true;
+        return false;
+}
+
+/* Debian 12's shape: the line in common-session, reached by @include from
+ * sshd, login, su, sudo-i; cron and sudo use common-session-noninteractive;
+ * runuser includes neither. */
+static void test_debian_layout(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+        Warnings w = {};
+
+        put(f, "common-session", "# /etc/pam.d/common-session\n"
+                                 "session [default=1]\t\t\tpam_permit.so\n"
+                                 "session requisite\t\t\tpam_deny.so\n"
+                                 "session required\t\t\tpam_permit.so\n"
+                                 "session optional pam_autogroup.so root=web conf=/etc/ag/web.conf debug\n"
+                                 "session required pam_unix.so\n");
+        put(f, "common-session-noninteractive", "session required pam_unix.so\n");
+        put(f, "sshd", "@include common-auth\n@include common-session\nsession optional pam_motd.so\n");
+        put(f, "login", "session required pam_loginuid.so\n@include common-session\n");
+        put(f, "su", "auth sufficient pam_rootok.so\n@include common-session\n");
+        put(f, "sudo-i", "@include common-session\n");
+        put(f, "sudo", "@include common-session-noninteractive\n");
+        put(f, "cron", "@include common-session-noninteractive\n");
+        put(f, "runuser", "session include system-session-that-is-missing\nsession optional pam_keyinit.so\n");
+        put(f, "common-auth", "auth required pam_unix.so\n");
+
+        assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
+        assert_non_null(c);
+        assert_int_equal(c->n_lines, 1);
+        const AgPamLine *l = find_line(c, "common-session", 5);
+        assert_non_null(l);
+        assert_string_equal(l->root, "web");
+        assert_true(l->root_given);
+        assert_string_equal(l->conf, "/etc/ag/web.conf");
+        assert_null(l->mode);
+        assert_true(l->debug);
+        assert_false(l->strict);
+        for (const char *const *s = (const char *const[]) { "sshd", "login", "su", "sudo-i", NULL }; *s; s++)
+                assert_true(has_service(l, *s));
+        assert_false(has_service(l, "cron"));
+        assert_false(has_service(l, "sudo"));
+        assert_false(has_service(l, "runuser"));
+        /* the missing include is named with the line that asked for it */
+        assert_non_null(strstr(w.text, "runuser:1: cannot read included"));
+
+        char *d = NULL;
+        assert_int_equal(ag_pamconf_describe(l, &d), 0);
+        assert_non_null(strstr(d, "/common-session:5 (services: "));
+        assert_non_null(strstr(d, "sshd"));
+        free(d);
+        ag_pamconf_free(c);
+}
+
+/* Several lines with different options: each one, its distinct roots and confs. */
+static void test_several_lines(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+        size_t idx[8];
+
+        put(f, "sshd", "session optional pam_autogroup.so root=ssh\n");
+        put(f, "login", "session optional pam_autogroup.so\n");
+        put(f, "su", "session optional /usr/lib/x86_64-linux-gnu/security/pam_autogroup.so conf=/etc/su.conf\n");
+        put(f, "other", "session optional pam_autogroup.so root=ssh conf=/etc/su.conf mode=cgroupfs\n");
+
+        assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
+        assert_int_equal(c->n_lines, 4);
+        size_t n = ag_pamconf_distinct_roots(c, idx);
+        assert_int_equal(n, 2);
+        bool seen_default = false, seen_ssh = false;
+        for (size_t i = 0; i < n; i++) {
+                seen_default |= strcmp(c->lines[idx[i]].root, AG_ROOT_DEFAULT) == 0;
+                seen_ssh |= strcmp(c->lines[idx[i]].root, "ssh") == 0;
+        }
+        assert_true(seen_default && seen_ssh);
+        n = ag_pamconf_distinct_confs(c, "/etc/security/autogroup.conf", idx);
+        assert_int_equal(n, 2);
+        const AgPamLine *l = find_line(c, "other", 1);
+        assert_non_null(l);
+        assert_string_equal(l->mode, "cgroupfs");
+        assert_false(find_line(c, "login", 1)->root_given);
+        ag_pamconf_free(c);
+}
+
+/* include and substack only for the session type; @include for every type */
+static void test_types(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+
+        put(f, "inc-a", "session optional pam_autogroup.so root=a\n");
+        put(f, "inc-b", "session optional pam_autogroup.so root=b\n");
+        put(f, "svc1", "auth include inc-a\naccount substack inc-a\n-session   substack inc-b\n");
+        put(f, "svc2", "SESSION Include inc-a\n");
+        put(f, "svc3", "password include inc-b\nauth optional pam_autogroup.so root=c\n");
+
+        assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
+        assert_int_equal(c->n_lines, 2);
+        const AgPamLine *a = find_line(c, "inc-a", 1), *b = find_line(c, "inc-b", 1);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_false(has_service(a, "svc1"));
+        assert_true(has_service(a, "svc2"));
+        assert_true(has_service(b, "svc1"));
+        assert_false(has_service(b, "svc3"));
+        ag_pamconf_free(c);
+}
+
+/* an include loop ends with a warning; a chain deeper than the bound too */
+static void test_loop_and_depth(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+        Warnings w = {};
+        char name[32], text[128];
+
+        put(f, "loop-a", "session include loop-b\nsession optional pam_autogroup.so root=la\n");
+        put(f, "loop-b", "@include loop-a\n");
+        put(f, "self", "@include self\n");
+        for (int i = 0; i < AG_PAMCONF_MAX_DEPTH + 3; i++) {
+                snprintf(name, sizeof name, "chain%02d", i);
+                snprintf(text, sizeof text, "@include chain%02d\n", i + 1);
+                put(f, name, text);
+        }
+        snprintf(name, sizeof name, "chain%02d", AG_PAMCONF_MAX_DEPTH + 3);
+        put(f, name, "session optional pam_autogroup.so root=deep\n");
+
+        assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
+        assert_non_null(strstr(w.text, "makes a loop"));
+        assert_non_null(strstr(w.text, "self:1: include of"));
+        assert_non_null(strstr(w.text, "nested deeper than"));
+        const AgPamLine *l = find_line(c, "loop-a", 2);
+        assert_non_null(l);
+        assert_true(has_service(l, "loop-a"));
+        assert_true(has_service(l, "loop-b"));
+        /* the deep line is found from the services near it, not from chain00 */
+        l = find_line(c, name, 1);
+        assert_non_null(l);
+        assert_false(has_service(l, "chain00"));
+        assert_true(has_service(l, name));
+        ag_pamconf_free(c);
+}
+
+/* option words as the module parses them; libpam's [...] and \ continuation */
+static void test_options(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+        Warnings w = {};
+
+        put(f, "svc", "# session optional pam_autogroup.so root=commented\n"
+                      "session optional pam_autogroup.so.bak root=not-the-module\n"
+                      "session [success=ok default=ignore] pam_autogroup.so root=../etc mode=bogus \\\n"
+                      "    delegate=yes acctlog=debug frobnicate noaudit strict\n"
+                      "session optional pam_autogroup.so [conf=/etc/with space.conf] delegate=maybe acctlog=loud"
+                      " # a comment root=x\n");
+        assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
+        assert_int_equal(c->n_lines, 2);
+        const AgPamLine *l = find_line(c, "svc", 3);
+        assert_non_null(l);
+        assert_string_equal(l->root, AG_ROOT_DEFAULT);
+        assert_false(l->root_given);
+        assert_null(l->mode);
+        assert_string_equal(l->delegate, "yes");
+        assert_string_equal(l->acctlog, "debug");
+        assert_true(l->noaudit);
+        assert_true(l->strict);
+        assert_int_equal(l->n_problems, 3);
+        assert_non_null(strstr(w.text, "svc:3: invalid root name '../etc'"));
+        assert_non_null(strstr(w.text, "svc:3: invalid mode 'bogus'"));
+        assert_non_null(strstr(w.text, "svc:3: unknown option 'frobnicate'"));
+        l = find_line(c, "svc", 5);
+        assert_non_null(l);
+        assert_string_equal(l->conf, "/etc/with space.conf");
+        assert_null(l->delegate);
+        assert_null(l->acctlog);
+        assert_string_equal(l->root, AG_ROOT_DEFAULT);
+        assert_non_null(strstr(w.text, "svc:5: invalid delegate 'maybe'"));
+        assert_non_null(strstr(w.text, "svc:5: invalid acctlog 'loud'"));
+        assert_null(strstr(w.text, "root=x"));
+        ag_pamconf_free(c);
+}
+
+/* what is not a service: backups, hidden files, FIFOs (read without hanging),
+ * directories; an absolute include; the errors of the directory itself */
+static void test_files(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+        Warnings w = {};
+        char path[256], text[300];
+
+        put(f, "sshd.dpkg-old", "session optional pam_autogroup.so root=old\n");
+        put(f, ".hidden", "session optional pam_autogroup.so root=hidden\n");
+        put(f, "sshd~", "session optional pam_autogroup.so root=backup\n");
+        snprintf(path, sizeof path, "%s/fifo", f->dir);
+        assert_int_equal(mkfifo(path, 0600), 0);
+        snprintf(path, sizeof path, "%s/subdir", f->dir);
+        assert_int_equal(mkdir(path, 0700), 0);
+        put(f, "subdir/x", "session optional pam_autogroup.so root=subdir\n");
+        snprintf(text, sizeof text, "session include %s/subdir/x\nsession include fifo\n", f->dir);
+        put(f, "abs", text);
+
+        assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
+        assert_int_equal(c->n_lines, 1);
+        assert_string_equal(c->lines[0].root, "subdir");
+        assert_true(has_service(&c->lines[0], "abs"));
+        assert_non_null(strstr(w.text, "fifo:0: not a regular file"));
+        ag_pamconf_free(c);
+
+        snprintf(path, sizeof path, "%s/none", f->dir);
+        c = NULL;
+        assert_int_equal(ag_pamconf_scan(path, NULL, NULL, &c), -ENOENT);
+        assert_null(c);
+        snprintf(path, sizeof path, "%s/abs", f->dir);
+        assert_int_equal(ag_pamconf_scan(path, NULL, NULL, &c), -ENOTDIR);
+        assert_null(c);
+}
+
+/* no module line anywhere: an empty result, not an error */
+static void test_empty(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+        size_t idx[1];
+
+        put(f, "other", "auth required pam_deny.so\nsession required pam_deny.so\n");
+        assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
+        assert_int_equal(c->n_lines, 0);
+        assert_int_equal(ag_pamconf_distinct_roots(c, idx), 0);
+        ag_pamconf_free(c);
+}
+
+/* the module's nested-login check: which session a cgroup path is in */
+static void test_session_of_path(void **state) {
+        const char *sn = NULL;
+        size_t len = 0;
+        uid_t uid = 7;
+
+        (void) state;
+        assert_int_equal(ag_session_of_path("/autogroup/user-1000/s5/sid-77", "autogroup", &uid, &sn, &len), 0);
+        assert_int_equal(uid, 1000);
+        assert_int_equal(len, 2);
+        assert_memory_equal(sn, "s5", 2);
+        assert_int_equal(ag_session_of_path("/autogroup/pool-gpu/user-0/s9-1/login", "autogroup", &uid, &sn, &len), 0);
+        assert_int_equal(uid, 0);
+        assert_int_equal(len, 4);
+        uid = 7;
+        /* not inside a session: the user group itself, another root, a look-alike */
+        assert_int_equal(ag_session_of_path("/autogroup/user-1000", "autogroup", &uid, NULL, NULL), -ENOENT);
+        assert_int_equal(ag_session_of_path("/autogroup/user-1000/", "autogroup", &uid, NULL, NULL), -ENOENT);
+        assert_int_equal(ag_session_of_path("/autogroupx/user-1000/s5", "autogroup", &uid, NULL, NULL), -ENOENT);
+        assert_int_equal(ag_session_of_path("/other/autogroup/user-1000/s5", "autogroup", &uid, NULL, NULL), -ENOENT);
+        assert_int_equal(ag_session_of_path("/autogroup/pool-a/pool-b/user-1/s5", "autogroup", &uid, NULL, NULL),
+                         -ENOENT);
+        assert_int_equal(ag_session_of_path("/autogroup/s5/user-1/x", "autogroup", &uid, NULL, NULL), -ENOENT);
+        assert_int_equal(ag_session_of_path("/", "autogroup", &uid, NULL, NULL), -ENOENT);
+        assert_int_equal(uid, 7);
+
+        assert_true(ag_session_name_matches_audit("s5", 2, 5));
+        assert_true(ag_session_name_matches_audit("s5-2", 4, 5));
+        assert_false(ag_session_name_matches_audit("s55", 3, 5));
+        assert_false(ag_session_name_matches_audit("s5", 2, 6));
+        assert_false(ag_session_name_matches_audit("p123", 4, 5));
+        assert_true(ag_session_name_matches_audit("p123", 4, AG_AUDIT_SESSION_UNSET));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_debian_layout, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_several_lines, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_types, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_loop_and_depth, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_options, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_files, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
+                cmocka_unit_test(test_session_of_path),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
