@@ -179,15 +179,13 @@ static int verb_enter(const Args *a) {
         r = ag_enter(h, session_root(a, h, root, sizeof root), pid, getuid(), &result, &leaf, &what);
         if (r >= 0 && result == AG_ENTER_NOT_MANAGED && mode_env_is_systemd()) {
                 /* a login of pam_autogroup's systemd mode: a scope of the user's manager */
-                struct sigaction sa = { .sa_handler = verbose ? enter_deadline_verbose : enter_deadline_silent };
                 char why[256] = "";
 
                 free(leaf);
                 leaf = NULL;
                 /* a backstop behind lib/systemd.c's deadline of each D-Bus attempt */
-                sigemptyset(&sa.sa_mask);
-                (void) sigaction(SIGALRM, &sa, NULL);
-                alarm(AG_ENTER_SYSTEMD_DEADLINE_S);
+                (void) ag_enter_deadline_arm(AG_ENTER_SYSTEMD_DEADLINE_S,
+                                             verbose ? enter_deadline_verbose : enter_deadline_silent);
                 r = ag_enter_systemd(h, pid, getuid(), &result, &leaf, &what, why, sizeof why);
                 alarm(0);
                 if (r >= 0 && result == AG_ENTER_SCOPE_FAILED && verbose)

@@ -136,6 +136,25 @@ AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid) {
         return AG_SCOPE_PLACE_OTHER;
 }
 
+int ag_systemd_user_bus_address(const char *env, const char *runtime_dir, char **ret) {
+        char *a = NULL;
+
+        /* one unix: address only: "unixexec:" would have libsystemd run a
+         * program, "tcp:" reach another host, and a list (';') fall through
+         * to such an address */
+        if (env && strncmp(env, "unix:", 5) == 0 && env[5] && !strchr(env, ';'))
+                a = strdup(env);
+        else if (runtime_dir && runtime_dir[0] == '/') {
+                if (asprintf(&a, "unix:path=%s/bus", runtime_dir) < 0)
+                        a = NULL;
+        } else
+                return -ENXIO;
+        if (!a)
+                return -ENOMEM;
+        *ret = a;
+        return 0;
+}
+
 #ifdef AG_HAVE_SDBUS
 /* libsystemd is loaded with dlopen() when the systemd mode first needs it,
  * not linked: linked, every dlopen() of pam_autogroup.so by libpam (once a
@@ -146,7 +165,6 @@ AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid) {
 typedef struct SdBusApi {
         void *dl;
         int (*open_system)(sd_bus **ret);
-        int (*open_user)(sd_bus **ret);
         int (*bus_new)(sd_bus **ret);
         int (*set_address)(sd_bus *bus, const char *address);
         int (*start)(sd_bus *bus);
@@ -185,7 +203,6 @@ static int sdbus_load(SdBusApi *ret, char *errbuf, size_t errsize) {
                 return -EOPNOTSUPP;
         }
         LOAD(&api, open_system, "sd_bus_open_system");
-        LOAD(&api, open_user, "sd_bus_open_user");
         LOAD(&api, bus_new, "sd_bus_new");
         LOAD(&api, set_address, "sd_bus_set_address");
         LOAD(&api, start, "sd_bus_start");
@@ -323,20 +340,12 @@ static int bus_wait_ready(const SdBusApi *api, sd_bus *bus, uint64_t deadline) {
         }
 }
 
-/* The user manager's private socket: a direct D-Bus connection to systemd
- * --user, no bus daemon (systemctl --user uses it the same way). sd_bus_start()
- * only begins the (non-blocking) connect. */
-static int open_user_private(const SdBusApi *api, const char *runtime_dir, sd_bus **ret) {
-        _cleanup_free_ char *address = NULL;
+/* A new bus connected to address; sd_bus_start() only begins the
+ * (non-blocking) connect. */
+static int open_address(const SdBusApi *api, const char *address, sd_bus **ret) {
         sd_bus *bus = NULL;
         int r;
 
-        if (!runtime_dir || runtime_dir[0] != '/')
-                return -ENXIO;
-        if (asprintf(&address, "unix:path=%s/systemd/private", runtime_dir) < 0) {
-                address = NULL;
-                return -ENOMEM;
-        }
         r = api->bus_new(&bus);
         if (r < 0)
                 return r;
@@ -349,6 +358,20 @@ static int open_user_private(const SdBusApi *api, const char *runtime_dir, sd_bu
         }
         *ret = bus;
         return 0;
+}
+
+/* The user manager's private socket: a direct D-Bus connection to systemd
+ * --user, no bus daemon (systemctl --user uses it the same way). */
+static int open_user_private(const SdBusApi *api, const char *runtime_dir, sd_bus **ret) {
+        _cleanup_free_ char *address = NULL;
+
+        if (!runtime_dir || runtime_dir[0] != '/')
+                return -ENXIO;
+        if (asprintf(&address, "unix:path=%s/systemd/private", runtime_dir) < 0) {
+                address = NULL;
+                return -ENOMEM;
+        }
+        return open_address(api, address, ret);
 }
 
 /* One StartTransientUnit call on bus, the connection's set-up included, all
@@ -435,7 +458,11 @@ int ag_systemd_start_user_scope(const char *runtime_dir, const char *scope, cons
                 /* no private socket (or it refused us): the user bus */
                 uint64_t deadline = now_usec() + timeout_usec;
 
-                r = api.open_user(&bus);
+                _cleanup_free_ char *address = NULL;
+
+                r = ag_systemd_user_bus_address(getenv("DBUS_SESSION_BUS_ADDRESS"), runtime_dir, &address);
+                if (r >= 0)
+                        r = open_address(&api, address, &bus);
                 if (r >= 0) {
                         r = start_scope_on(&api, bus, scope, slice, description, pid, cpu_weight, deadline,
                                            &answered, errbuf, errsize);

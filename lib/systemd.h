@@ -99,12 +99,18 @@ typedef enum AgScopePlace {
  * (the "0::" line of /proc/PID/cgroup). */
 AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid);
 
+/* The address of the user bus for "autogroup enter": env (the caller's
+ * DBUS_SESSION_BUS_ADDRESS) when it is one unix: address, otherwise
+ * unix:path=runtime_dir/bus. Any other transport (unixexec: runs a program,
+ * tcp:, a ';' list) is never used. -ENXIO when neither applies. */
+int ag_systemd_user_bus_address(const char *env, const char *runtime_dir, char **ret);
+
 /* Asks the user manager of uid to start the transient scope `scope` in
  * `slice` with PIDs=[pid], CPUWeight=cpu_weight and
  * CollectMode=inactive-or-failed (job mode "fail"). It tries the manager's
  * private socket runtime_dir/systemd/private first (what systemctl --user
- * does; no bus daemon is started for it), then the user bus (sd_bus_open_user:
- * DBUS_SESSION_BUS_ADDRESS, runtime_dir/bus) when the first could not be
+ * does; no bus daemon is started for it), then the user bus (ag_systemd_user_bus_address():
+ * a unix: DBUS_SESSION_BUS_ADDRESS, else runtime_dir/bus) when the first could not be
  * reached. Each attempt ends no later than timeout_usec after it began,
  * connect, authentication and Hello included (the connection is driven here
  * with sd_bus_process/sd_bus_wait up to that deadline: sd_bus_call() would

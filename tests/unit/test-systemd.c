@@ -2,7 +2,8 @@
  * Unit tests of lib/systemd.c: mode names, the auto decision, unit values,
  * and the bound of ag_systemd_start_user_scope() when the user manager's
  * sockets are missing or never answer (real sockets in a temporary
- * directory, the real libsystemd). */
+ * directory, the real libsystemd); the user bus address "autogroup enter"
+ * accepts (never unixexec:) and its backstop alarm under a blocked SIGALRM. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -15,10 +16,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "enter-systemd.h"
 #include "systemd.h"
 
 static void test_mode_names(void **state) {
@@ -280,6 +283,96 @@ static void test_scope_user_bus_never_answers(void **state) {
         check_never_answers(d, d->bus, "no private socket, a user bus that never answers");
 }
 
+static void test_user_bus_address(void **state) {
+        char *a = NULL;
+
+        (void) state;
+        assert_int_equal(ag_systemd_user_bus_address("unix:path=/run/user/5/bus", "/run/user/7", &a), 0);
+        assert_string_equal(a, "unix:path=/run/user/5/bus");
+        free(a);
+        /* anything but one unix: address: the manager's own bus socket */
+        const char *refused[] = {
+                "unixexec:path=/bin/sh,argv1=-c,argv2=true",
+                "unix:path=/x;unixexec:path=/bin/sh",
+                "tcp:host=127.0.0.1,port=1",
+                "unix:",
+                "",
+                " unix:path=/x",
+        };
+        for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+                a = NULL;
+                assert_int_equal(ag_systemd_user_bus_address(refused[i], "/run/user/7", &a), 0);
+                assert_string_equal(a, "unix:path=/run/user/7/bus");
+                free(a);
+        }
+        a = NULL;
+        assert_int_equal(ag_systemd_user_bus_address(NULL, "/run/user/7", &a), 0);
+        assert_string_equal(a, "unix:path=/run/user/7/bus");
+        free(a);
+        a = (char *) "untouched";
+        assert_int_equal(ag_systemd_user_bus_address("unixexec:path=/bin/true", NULL, &a), -ENXIO);
+        assert_string_equal(a, "untouched");
+}
+
+/* DBUS_SESSION_BUS_ADDRESS=unixexec:... names a program that would leave a
+ * mark: it is never run. */
+static void test_scope_unixexec_refused(void **state) {
+        const Dirs *d = *state;
+        char address[256], mark[128], why[256] = "";
+        struct stat st;
+        int r;
+
+        snprintf(mark, sizeof mark, "%s/ran", d->top);
+        snprintf(address, sizeof address, "unixexec:path=/bin/sh,argv0=sh,argv1=-c,argv2=touch%%20%s", mark);
+        assert_int_equal(setenv("DBUS_SESSION_BUS_ADDRESS", address, 1), 0);
+        signal(SIGALRM, hung);
+        alarm(LIVENESS_S);
+        r = ag_systemd_start_user_scope(d->top, "autogroup-sid-77.scope", "app.slice", "unit test", getpid(),
+                                        100, UINT64_C(200000), why, sizeof why);
+        alarm(0);
+        usleep(100000);         /* a program started would have written its mark by now */
+        unsetenv("DBUS_SESSION_BUS_ADDRESS");
+        if (r == -EOPNOTSUPP)
+                skip();
+        print_message("# unixexec: address: %d (%s)\n", r, why);
+        assert_true(r < 0);
+        assert_int_equal(stat(mark, &st), -1);
+        (void) unlink(mark);
+}
+
+static void deadline_exit(int sig) {
+        (void) sig;
+        _exit(0);
+}
+
+/* The helper's backstop alarm fires even when the caller blocked SIGALRM
+ * (the mask survives exec): the process ends, exit 0. */
+static void test_deadline_blocked_alarm(void **state) {
+        sigset_t ss;
+        pid_t pid;
+        int status = -1;
+
+        (void) state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                sigemptyset(&ss);
+                sigaddset(&ss, SIGALRM);
+                sigprocmask(SIG_BLOCK, &ss, NULL);
+                signal(SIGALRM, SIG_IGN);
+                if (ag_enter_deadline_arm(1, deadline_exit) < 0)
+                        _exit(3);
+                for (;;)
+                        pause();        /* "anything else blocks" */
+        }
+        signal(SIGALRM, hung);
+        alarm(LIVENESS_S);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        alarm(0);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mode_names),
@@ -292,6 +385,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scope_no_socket, dirs_setup, dirs_teardown),
                 cmocka_unit_test_setup_teardown(test_scope_private_never_answers, dirs_setup, dirs_teardown),
                 cmocka_unit_test_setup_teardown(test_scope_user_bus_never_answers, dirs_setup, dirs_teardown),
+                cmocka_unit_test(test_user_bus_address),
+                cmocka_unit_test_setup_teardown(test_scope_unixexec_refused, dirs_setup, dirs_teardown),
+                cmocka_unit_test(test_deadline_blocked_alarm),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
