@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #ifdef AG_HAVE_SDBUS
@@ -152,6 +153,62 @@ int ag_systemd_user_bus_address(const char *env, const char *runtime_dir, char *
         if (!a)
                 return -ENOMEM;
         *ret = a;
+        return 0;
+}
+
+/* The drop-ins SetUnitProperties(runtime) writes for our two properties
+ * (CPUQuotaPerSecUSec= is written as CPUQuota=, depending on the version). */
+static const char *const slice_dropins[] = {
+        "50-CPUWeight.conf",
+        "50-CPUQuota.conf",
+        "50-CPUQuotaPerSecUSec.conf",
+};
+
+int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const char *control_dir) {
+        _cleanup_close_ int users = -EBADF, slice = -EBADF, control = -EBADF, d = -EBADF;
+        char name[64], dname[80], events[512];
+        const char *p;
+        int r;
+
+        r = ag_user_slice_name(uid, name, sizeof name);
+        if (r < 0)
+                return r;
+        users = open(cgroup_root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (users >= 0) {
+                int u = openat(users, "user.slice", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                safe_close(users);
+                users = u;
+        }
+        if (users >= 0)
+                slice = openat(users, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (slice >= 0) {
+                r = ag_read_small_file(slice, "cgroup.events", events, sizeof events);
+                if (r < 0)
+                        return r;
+                p = strstr(events, "populated ");
+                if (!p || p[10] != '0')
+                        return -EBUSY;          /* in use: another login of the user */
+        }
+        control = open(control_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (control >= 0) {
+                snprintf(dname, sizeof dname, "%s.d", name);
+                d = openat(control, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (d >= 0) {
+                for (size_t i = 0; i < sizeof slice_dropins / sizeof slice_dropins[0]; i++)
+                        if (unlinkat(d, slice_dropins[i], 0) < 0 && errno != ENOENT)
+                                return negative_errno();
+                /* other runtime settings an administrator made stay, and so does the directory */
+                if (unlinkat(control, dname, AT_REMOVEDIR) < 0 && errno != ENOENT && errno != ENOTEMPTY &&
+                    errno != EEXIST)
+                        return negative_errno();
+        }
+        /* the empty cgroup systemd made for the slice when the properties
+         * were set, and removes only for a slice that ran */
+        if (slice >= 0 && unlinkat(users, name, AT_REMOVEDIR) < 0 && errno != ENOENT && errno != EBUSY &&
+            errno != ENOTEMPTY)
+                return negative_errno();
         return 0;
 }
 

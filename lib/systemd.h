@@ -70,6 +70,20 @@ int ag_user_slice_name(uid_t uid, char *buf, size_t size);
  * loaded. */
 int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, size_t errsize);
 
+/* Undoes ag_systemd_set_user_slice() for a login that never became a logind
+ * session (pam_systemd missing or failed), when user-<uid>.slice holds no
+ * process (cgroup_root/user.slice/user-<uid>.slice/cgroup.events
+ * "populated 0", or no such cgroup): removes the runtime drop-ins
+ * control_dir/user-<uid>.slice.d/50-CPUWeight.conf and 50-CPUQuota*.conf
+ * (then the directory, when nothing else is in it) and the slice's empty
+ * cgroup that systemd made when the properties were set. A loaded unit keeps
+ * the values in memory until systemd unloads it; the next login sets them
+ * again anyway. Every path is opened relative to a directory fd without
+ * following symlinks. -EBUSY when the slice is in use (nothing is removed).
+ * cgroup_root is "/sys/fs/cgroup", control_dir "/run/systemd/system.control"
+ * outside the tests. */
+int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const char *control_dir);
+
 /* ---- terminals on logind hosts: one transient scope of the user's manager
  * per setsid() session ("autogroup enter")
  *

@@ -18,14 +18,20 @@
 #     processes; after logout no scope, process or slice is left
 #   - the latency class applies in systemd mode (G: latency batch)
 #   - enter when the user manager cannot answer (stopped, its sockets gone;
-#     a private socket or user bus whose listener accepts and never replies):
-#     exit 0, nothing printed, the shell stays in its session scope, and it
-#     returns (a 30 s liveness guard, no timing asserted)
+#     a private socket or user bus whose listener accepts and never replies;
+#     DBUS_SESSION_BUS_ADDRESS=unixexec:... with SIGALRM blocked, where the
+#     program is never run): exit 0, nothing printed, the shell stays in its
+#     session scope, and it returns (a 30 s liveness guard, no timing asserted)
 #   - 8 spinners (user A, weight 200) against 1 (user B, weight 100): B gets
 #     about a third of the CPU the two use (no grouping: 1/9)
 #   - logout leaves no session, process, slice or autogroup cgroup behind
 #   - a stack with pam_autogroup after pam_systemd gets the notice
+#   - a login that never reaches logind (no pam_systemd) leaves no runtime
+#     property and no cgroup for its user's slice
+#   - tools/demo: the systemd mode through real logind sessions, B's part of
+#     A+B within 5 points of 50%, nothing left behind
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$abs_top_srcdir/tests/demo-check.sh"
 require_root
 : "${abs_top_builddir:=$abs_top_srcdir}"
 HELPER="$abs_top_builddir/helper/autogroup"
@@ -329,9 +335,9 @@ echo "# 7g. the user manager cannot answer: enter returns, exit 0, silent, the s
 IG=$(id -u "$UG"); RUNG=/run/user/$IG
 cat >"$TT/g-tab.sh" <<EOS
 cg0=\$(cut -d: -f3 /proc/self/cgroup)
-out=\$(timeout 30 "$HELPER" enter --pid \$\$ 2>&1); rc=\$?
+out=\$(timeout 30 \${AG_PRE:-} "$HELPER" enter --pid \$\$ 2>&1); rc=\$?
 cg1=\$(cut -d: -f3 /proc/self/cgroup)
-vout=\$(timeout 30 "$HELPER" enter --verbose --pid \$\$ 2>&1); vrc=\$?
+vout=\$(timeout 30 \${AG_PRE:-} "$HELPER" enter --verbose --pid \$\$ 2>&1); vrc=\$?
 cg2=\$(cut -d: -f3 /proc/self/cgroup)
 echo "pid=\$\$ sid=\$(ps -o sid= -p \$\$ | tr -d ' ')"
 echo "silent=rc \$rc [\$out]"
@@ -341,8 +347,12 @@ EOS
 cat >"$TT/g.sh" <<EOS
 echo "xdg=\$XDG_SESSION_ID agm=\$AUTOGROUP_MODE login=\$\$ bus=\${DBUS_SESSION_BUS_ADDRESS:-}"
 echo "sched=\$(chrt -p \$\$ | sed -n 's/.*scheduling policy: //p')"
-for v in none private bus; do
+for v in none private bus exec; do
         while [ ! -e $TT/g.\$v.go ]; do sleep 0.2; done
+        # (exec) a unixexec: user bus address naming a program that ignores
+        # SIGTERM, and enter started with SIGALRM blocked
+        [ \$v = exec ] && export DBUS_SESSION_BUS_ADDRESS=unixexec:path=/bin/sh,argv0=sh,argv1=$TT/g-exec.sh \
+                AG_PRE="perl $TT/blockalrm.pl"
         setsid -w bash $TT/g-tab.sh >$TT/g.\$v.tmp 2>&1 </dev/null; mv $TT/g.\$v.tmp $TT/g.\$v.out
 done
 while [ ! -e $STOP2.g ]; do sleep 0.2; done; echo stopped
@@ -356,7 +366,19 @@ open(my $f, '>', $ready) or die "$ready: $!\n"; print $f "$$\n"; close $f;
 my @held;
 while (my $c = $s->accept) { push @held, $c; }
 EOS
-chmod 644 "$TT/g-tab.sh" "$TT/g.sh" "$TT/listen.pl"
+# blockalrm.pl CMD...: CMD with SIGALRM blocked (the mask survives exec)
+cat >"$TT/blockalrm.pl" <<'EOS'
+use POSIX;
+sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGALRM)) or die "sigprocmask: $!\n";
+exec @ARGV or die "exec: $!\n";
+EOS
+# the unixexec: program: leaves a mark and ignores SIGTERM
+cat >"$TT/g-exec.sh" <<EOS
+trap '' TERM
+touch $TT/g.exec.ran
+exec sleep 600
+EOS
+chmod 644 "$TT/g-tab.sh" "$TT/g.sh" "$TT/listen.pl" "$TT/blockalrm.pl" "$TT/g-exec.sh"
 # listener_start NAME PATH: that listener, as G (G's own socket, as the manager's would be)
 listener_start() {
         setpriv --reuid="$IG" --regid="$(id -g "$UG")" --init-groups perl "$TT/listen.pl" "$2" "$TT/$1.ready" \
@@ -380,11 +402,12 @@ rm -f "$RUNG/systemd/private" "$RUNG/bus"
 check "neither $RUNG/systemd/private nor $RUNG/bus exists" test ! -e "$RUNG/systemd/private" -a ! -e "$RUNG/bus"
 # gv VARIANT KEY: a line of that variant's terminal
 gv() { sed -n "s/^$2=//p" "$TT/g.$1.out" 2>/dev/null | head -n1; }
-for v in none private bus; do
+for v in none private bus exec; do
         case $v in
         private) setpriv --reuid="$IG" --regid="$(id -g "$UG")" --init-groups mkdir -p "$RUNG/systemd"
                  listener_start private "$RUNG/systemd/private";;
         bus)     listener_stop private "$RUNG/systemd/private"; listener_start bus "$RUNG/bus";;
+        exec)    listener_stop bus "$RUNG/bus";;
         esac
         touch "$TT/g.$v.go"
         check "($v) the terminal's enter calls returned" waitfor 120 test -s "$TT/g.$v.out"
@@ -395,13 +418,15 @@ for v in none private bus; do
         check_eq "($v) the shell stayed in its session scope" "$GSCOPE $GSCOPE $GSCOPE" "$(gv "$v" cg)"
         # --verbose shows that the D-Bus path was taken, and how it ended
         case $v in
-        none) why='[^]]*';;
+        none|exec) why='[^]]*';;
         *)    why='Connection timed out';;
         esac
         check "($v) enter --verbose: exit 0, the manager was asked and did not answer ($why)" \
                 grep -qE "^verbose=rc 0 \[$GP: the user manager did not move it, left where it is: $why\]\$" "$TT/g.$v.out"
 done
 listener_stop bus "$RUNG/bus"
+check "(exec) the unixexec: program never ran" test ! -e "$TT/g.exec.ran"
+check "(exec) nothing it would have spawned is left" sh -c "! pgrep -u $UG -f '^sleep 600'"
 check "no autogroup-sid scope was made for G" sh -c "[ -z \"\$(find $CG2/user.slice/user-$IG.slice -name 'autogroup-sid-*' 2>/dev/null)\" ]"
 touch "$STOP2.g"
 check "G's login ended" waitfor 120 grep -q '^stopped' "$T/g.out"
@@ -419,4 +444,20 @@ check_eq "CPUWeight=idle" idle "$(slice_prop "$IC" CPUWeight)"
 check "C's login still in its session scope" sh -c "echo '$out' | grep -q '^/user.slice/user-$IC.slice/session-[0-9]*.scope\$'"
 check "the wrong order is pointed out" sh -c "journalctl -b -o cat | grep -q 'pam_systemd ran before pam_autogroup'"
 cp "$T/sshd.orig" /etc/pam.d/sshd
+
+echo "# 9. a login that never reaches logind (pam_autogroup mode=systemd without pam_systemd)"
+UH="${TAG}h"; useradd -M -N -s /bin/sh "$UH"; AG_USERS="$AG_USERS $UH"; IH=$(id -u "$UH")
+mkdir -p "$T/nolgd"
+printf 'session required pam_permit.so\nsession optional %s mode=systemd debug\n' "$MODULE" >"$T/nolgd/nolgd"
+out=$(systemd-run --quiet --scope -- "$abs_top_builddir/tests/host/agdrv" --pam "$T/nolgd" nolgd "$UH" open \
+        run-user "test -d /run/systemd/system.control/user-$IH.slice.d && echo props=set" close 2>&1)
+echo "$out" | sed 's/^/#   H: /'
+check "open and close succeed" sh -c "echo '$out' | grep -q '^open=PAM_SUCCESS' && echo '$out' | grep -q '^close=PAM_SUCCESS'"
+check "open set user-$IH.slice's runtime properties" sh -c "echo '$out' | grep -q '^props=set'"
+check "close removed them (no /run/systemd/system.control/user-$IH.slice.d)" test ! -e "/run/systemd/system.control/user-$IH.slice.d"
+check "no user-$IH.slice cgroup left" test ! -e "$CG2/user.slice/user-$IH.slice"
+check "the close says so" sh -c "journalctl -b -o cat | grep -q 'slice.s runtime properties and empty cgroup removed'"
+
+echo "# 10. tools/demo: the systemd mode through real logind sessions"
+demo_check systemd yes
 finish

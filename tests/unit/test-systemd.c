@@ -373,6 +373,83 @@ static void test_deadline_blocked_alarm(void **state) {
         assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+static void put(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+
+        assert_non_null(f);
+        fputs(text, f);
+        assert_int_equal(fclose(f), 0);
+}
+
+/* ag_systemd_user_slice_forget() on a tree shaped like /sys/fs/cgroup and
+ * /run/systemd/system.control */
+static void test_slice_forget(void **state) {
+        char top[] = "/tmp/ag-unit-forget.XXXXXX", p[256], q[256];
+        struct stat st;
+
+        (void) state;
+        assert_non_null(mkdtemp(top));
+        snprintf(p, sizeof p, "%s/cg", top); assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/cg/user.slice", top); assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/cg/user.slice/user-5.slice", top); assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/ctl", top); assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d", top); assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top); put(p, "[Slice]\nCPUWeight=100\n");
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUQuota.conf", top); put(p, "[Slice]\nCPUQuota=\n");
+        snprintf(q, sizeof q, "%s/cg", top);
+        snprintf(p, sizeof p, "%s/ctl", top);
+
+        /* in use: nothing is removed */
+        char ev[256];
+        snprintf(ev, sizeof ev, "%s/cg/user.slice/user-5.slice/cgroup.events", top);
+        put(ev, "populated 1\nfrozen 0\n");
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), -EBUSY);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top);
+        assert_int_equal(stat(p, &st), 0);
+
+        /* empty: our drop-ins go; another setting keeps the directory */
+        put(ev, "populated 0\nfrozen 0\n");
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-MemoryMax.conf", top); put(p, "[Slice]\nMemoryMax=1G\n");
+        snprintf(p, sizeof p, "%s/ctl", top);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), 0);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top);
+        assert_int_equal(stat(p, &st), -1);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUQuota.conf", top);
+        assert_int_equal(stat(p, &st), -1);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-MemoryMax.conf", top);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(unlink(p), 0);
+
+        /* no slice cgroup at all, no drop-ins: nothing to do; the directory goes */
+        snprintf(p, sizeof p, "%s/ctl", top);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), 0);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d", top);
+        assert_int_equal(stat(p, &st), -1);
+
+        /* a symlink in place of the drop-in directory is not followed */
+        snprintf(p, sizeof p, "%s/victim", top); assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/victim/50-CPUWeight.conf", top); put(p, "x\n");
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d", top);
+        snprintf(q, sizeof q, "%s/victim", top);
+        assert_int_equal(symlink(q, p), 0);
+        snprintf(q, sizeof q, "%s/cg", top);
+        snprintf(p, sizeof p, "%s/ctl", top);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), 0);
+        snprintf(p, sizeof p, "%s/victim/50-CPUWeight.conf", top);
+        assert_int_equal(stat(p, &st), 0);
+
+        /* cleanup */
+        unlink(p);
+        snprintf(p, sizeof p, "%s/victim", top); rmdir(p);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d", top); unlink(p);
+        snprintf(p, sizeof p, "%s/ctl", top); rmdir(p);
+        unlink(ev);
+        snprintf(p, sizeof p, "%s/cg/user.slice/user-5.slice", top); rmdir(p);
+        snprintf(p, sizeof p, "%s/cg/user.slice", top); rmdir(p);
+        snprintf(p, sizeof p, "%s/cg", top); rmdir(p);
+        assert_int_equal(rmdir(top), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mode_names),
@@ -388,6 +465,7 @@ int main(void) {
                 cmocka_unit_test(test_user_bus_address),
                 cmocka_unit_test_setup_teardown(test_scope_unixexec_refused, dirs_setup, dirs_teardown),
                 cmocka_unit_test(test_deadline_blocked_alarm),
+                cmocka_unit_test(test_slice_forget),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

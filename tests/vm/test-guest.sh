@@ -24,6 +24,7 @@ GUEST_TESTS=("$src/tests/guest/test-v2.sh")
 GUEST_TESTS+=("$src/tests/guest/test-latency.sh")      # latency classes (issue 11)
 GUEST_TESTS+=("$src/tests/guest/test-pools.sh")        # pools (issue 11)
 GUEST_TESTS+=("$src/tests/guest/test-acct.sh")         # CPU accounting (issue 11)
+GUEST_TESTS+=("$src/tests/guest/test-demo.sh")         # tools/demo, the cgroupfs mode on v2
 [ -z "${AG_GUEST_TEST:-}" ] || GUEST_TESTS=("$src/$AG_GUEST_TEST")
 
 # The products of the build are not optional: their absence is a failure.
