@@ -38,6 +38,7 @@
 #include "run.h"
 #include "hint.h"
 #include "enter-systemd.h"
+#include "systemd.h"
 #include "status.h"
 #include "session.h"
 #include "util.h"
@@ -265,6 +266,12 @@ static int verb_status(const Args *a) {
         }
         char root[AG_ROOT_NAME_MAX + 1];
         r = ag_status_collect(h, session_root(a, h, root, sizeof root), only, &s);
+        /* no cgroupfs tree on a host where the systemd mode applies: its units */
+        if (r >= 0 && !s->tree && ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) == AG_MODE_SYSTEMD) {
+                ag_status_free(s);
+                s = NULL;
+                r = ag_status_systemd_collect(h, only, &s);
+        }
         ag_hierarchy_free(h);
         if (r < 0) {
                 fprintf(stderr, "autogroup status: cannot read the groups: %s\n", strerror(-r));

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "enter-systemd.h"
+#include "status.h"
 #include "systemd.h"
 
 static void test_mode_names(void **state) {
@@ -450,6 +451,115 @@ static void test_slice_forget(void **state) {
         assert_int_equal(rmdir(top), 0);
 }
 
+static void mk(const char *top, const char *rel) {
+        char p[512];
+
+        snprintf(p, sizeof p, "%s/%s", top, rel);
+        assert_int_equal(mkdir(p, 0755), 0);
+}
+
+static void wr(const char *top, const char *rel, const char *text) {
+        char p[512];
+
+        snprintf(p, sizeof p, "%s/%s", top, rel);
+        put(p, text);
+}
+
+/* ag_status_systemd_collect() and the printers on a tree shaped like
+ * /sys/fs/cgroup/user.slice */
+static void test_status_systemd(void **state) {
+        char top[] = "/tmp/ag-unit-status.XXXXXX", cmd[600], *text = NULL, *json = NULL;
+        const char *m = "user.slice/user-5.slice/user@5.service/app.slice";
+        AgHierarchy h = { .version = 2, .has_cpu = true };
+        AgStatus *s = NULL;
+        size_t len = 0;
+        FILE *f;
+        char p[512];
+
+        (void) state;
+        assert_non_null(mkdtemp(top));
+        h.mount = top;
+        mk(top, "user.slice");
+        mk(top, "user.slice/user-5.slice");
+        wr(top, "user.slice/user-5.slice/cpu.weight", "300\n");
+        wr(top, "user.slice/user-5.slice/cpu.max", "150000 100000\n");
+        wr(top, "user.slice/user-5.slice/cpu.stat", "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n");
+        mk(top, "user.slice/user-5.slice/session-3.scope");
+        wr(top, "user.slice/user-5.slice/session-3.scope/cpu.weight", "100\n");
+        wr(top, "user.slice/user-5.slice/session-3.scope/cgroup.procs", "11\n12\n");
+        mk(top, "user.slice/user-5.slice/user@5.service");
+        mk(top, "user.slice/user-5.slice/user@5.service/app.slice");
+        snprintf(p, sizeof p, "%s/autogroup-sid-77.scope", m); mk(top, p);
+        snprintf(p, sizeof p, "%s/autogroup-sid-77.scope/cpu.weight", m); wr(top, p, "100\n");
+        snprintf(p, sizeof p, "%s/autogroup-sid-\xe2\x80\xae\x1b[2J.scope", m); mk(top, p);   /* bidi, escape */
+        snprintf(p, sizeof p, "%s/tmux-spawn-1.scope", m); mk(top, p);                    /* not ours */
+        mk(top, "user.slice/user-5.slice/other.service");
+        mk(top, "user.slice/user-6.slice");
+        mk(top, "user.slice/something-else");
+
+        assert_int_equal(ag_status_systemd_collect(&h, (uid_t) -1, &s), 0);
+        assert_non_null(s->tree);
+        assert_true(s->systemd);
+        assert_int_equal(s->tree->n_children, 2);               /* user-5, user-6 */
+        AgStatusNode *u5 = s->tree->children[0];
+        assert_string_equal(u5->name, "user-5.slice");
+        assert_true(u5->is_user);
+        assert_int_equal(u5->uid, 5);
+        assert_int_equal(u5->weight, 300);
+        assert_int_equal(u5->quota_us, 150000);
+        assert_int_equal(u5->cpu_usec, 2500000);
+        assert_int_equal(u5->n_children, 2);                    /* session-3.scope, user@5.service */
+        assert_string_equal(u5->children[0]->name, "session-3.scope");
+        assert_int_equal(u5->children[0]->procs, 2);
+        assert_string_equal(u5->children[1]->name, "user@5.service");
+        assert_int_equal(u5->children[1]->n_children, 2);       /* the two autogroup-sid scopes */
+        assert_string_equal(u5->children[1]->children[0]->name, "app.slice/autogroup-sid-77.scope");
+        assert_string_equal(u5->children[1]->children[0]->kind, "terminal");
+
+        f = open_memstream(&text, &len);
+        ag_status_print(s, f, false);
+        fclose(f);
+        f = open_memstream(&json, &len);
+        ag_status_print_json(s, f);
+        fclose(f);
+        print_message("%s%s", text, json);
+        assert_non_null(strstr(text, "user-5.slice"));
+        assert_non_null(strstr(text, "app.slice/autogroup-sid-77.scope"));
+        assert_non_null(strstr(text, "150%"));
+        assert_non_null(strstr(text, "systemd mode"));
+        assert_null(strstr(text, "No groups"));
+        assert_null(strstr(text, "\xe2\x80\xae"));              /* neither bidi nor escape reach the terminal */
+        assert_null(strstr(text, "\x1b"));
+        assert_null(strstr(json, "\x1b"));
+        assert_non_null(strstr(json, "\"mode\":\"systemd\""));
+        assert_non_null(strstr(json, "\"kind\":\"terminal\""));
+        free(text);
+        free(json);
+        ag_status_free(s);
+
+        /* one user only */
+        assert_int_equal(ag_status_systemd_collect(&h, 6, &s), 0);
+        assert_int_equal(s->tree->n_children, 1);
+        assert_string_equal(s->tree->children[0]->name, "user-6.slice");
+        ag_status_free(s);
+
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
+        assert_int_equal(system(cmd), 0);
+
+        /* no user.slice: no tree, and the text says why */
+        assert_non_null(mkdtemp(strcpy(top, "/tmp/ag-unit-status.XXXXXX")));
+        h.mount = top;
+        assert_int_equal(ag_status_systemd_collect(&h, (uid_t) -1, &s), 0);
+        assert_null(s->tree);
+        f = open_memstream(&text, &len);
+        ag_status_print(s, f, false);
+        fclose(f);
+        assert_non_null(strstr(text, "No user slices"));
+        free(text);
+        ag_status_free(s);
+        rmdir(top);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mode_names),
@@ -466,6 +576,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scope_unixexec_refused, dirs_setup, dirs_teardown),
                 cmocka_unit_test(test_deadline_blocked_alarm),
                 cmocka_unit_test(test_slice_forget),
+                cmocka_unit_test(test_status_systemd),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
