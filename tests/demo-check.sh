@@ -35,6 +35,9 @@ demo_check() {
                 check "B's part grows with pam_autogroup (${without:-?}% -> ${with:-?}%)" \
                         awk -v x="${without:-100}" -v y="${with:-0}" 'BEGIN { exit !(y > x) }'
         fi
+        # the demo's own pid names its users, cgroup subtree and scopes
+        pid=$(sed -n 's/^session A (agdemo\([0-9]*\)a) .*/\1/p' "$out")
+        check "the demo named its users" test -n "$pid"
         check_not "the demo's users are gone" getent passwd "agdemo${pid}a" "agdemo${pid}b"
         check "no agdemo-$pid cgroup left" sh -c "! ls -d /sys/fs/cgroup/agdemo-$pid /sys/fs/cgroup/*/agdemo-$pid 2>/dev/null | grep -q ."
         if [ "$mode" = systemd ]; then
