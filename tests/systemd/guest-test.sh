@@ -30,8 +30,13 @@
 #     property and no cgroup for its user's slice
 #   - tools/demo: the systemd mode through real logind sessions, B's part of
 #     A+B within 5 points of 50%, nothing left behind
+#   - autogroup status (text, --json, as the user) lists the user slices,
+#     session scopes and terminal scopes; explain names the slice properties
+#   - the unit and host tests of make check run here, each passing or skipped
+#     with its reason (tests/systemd/host-lanes.sh)
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/demo-check.sh"
+. "$abs_top_srcdir/tests/systemd/host-lanes.sh"
 require_root
 : "${abs_top_builddir:=$abs_top_srcdir}"
 HELPER="$abs_top_builddir/helper/autogroup"
@@ -280,6 +285,24 @@ u10=$(cu "$U1"); u20=$(cu "$U2"); sleep "${SHARE_S:-8}"; u11=$(cu "$U1"); u21=$(
 d1=$((u11 - u10)); d2=$((u21 - u20)); pct=$(( d2 * 1000 / (d1 + d2 + 1) ))
 echo "#   used: tab 1 ${d1} us, tab 2 ${d2} us; tab 2's share $((pct / 10)).$((pct % 10))% (ideal 50%; one group: 20%)"
 check "tab 2's share lands near the ideal 1/2 (35%..65%; without the scopes 20%)" test "$pct" -ge 350 -a "$pct" -le 650
+echo "# 7d'. autogroup status and explain in the systemd mode"
+st=$("$HELPER" status 2>&1); echo "$st" | sed 's/^/#   /'
+check_not "status does not say 'No groups'" sh -c "echo \"\$1\" | grep -q 'No groups'" _ "$st"
+check "status lists user-$ID.slice ($UD)" sh -c "echo \"\$1\" | grep -q 'user-$ID.slice ($UD)'" _ "$st"
+check "status lists D's session-$XD.scope" sh -c "echo \"\$1\" | grep -q 'session-$XD.scope'" _ "$st"
+check "status lists the terminals' scopes" sh -c "echo \"\$1\" | grep -q 'app.slice/autogroup-sid-$S1.scope' && echo \"\$1\" | grep -q 'app.slice/autogroup-sid-$S2.scope'" _ "$st"
+check "status names the systemd mode" sh -c "echo \"\$1\" | grep -q '^systemd mode'" _ "$st"
+js=$("$HELPER" status --json 2>&1)
+check "status --json: mode systemd, a tree with the terminal scope" sh -c "echo \"\$1\" | grep -q '\"mode\":\"systemd\"' && echo \"\$1\" | grep -q '\"name\":\"app.slice/autogroup-sid-$S1.scope\",[^{]*\"kind\":\"terminal\"'" _ "$js"
+check_not "status --json: the tree is not null" sh -c "echo \"\$1\" | grep -q '\"tree\":null'" _ "$js"
+ust=$(as_user "$UD" "'$HELPER' status" 2>&1)
+check "status as D: D's own slice" sh -c "echo \"\$1\" | grep -q 'user-$ID.slice'" _ "$ust"
+check_not "status as D: not E's slice" sh -c "echo \"\$1\" | grep -q 'user-$(id -u "$UE").slice'" _ "$ust"
+ex=$("$HELPER" explain "$UA" 2>&1); echo "$ex" | sed 's/^/#   explain: /'
+check "explain names user-$IA.slice's CPUWeight=200 and CPUQuota" sh -c "echo \"\$1\" | grep -q '^user-$IA.slice CPUWeight=200 CPUQuota='" _ "$ex"
+check "explain names the session scope's CPUWeight=100" sh -c "echo \"\$1\" | grep -q '^session-N.scope CPUWeight=100'" _ "$ex"
+check "explain (B, max 150%): CPUQuota=150%" sh -c "'$HELPER' explain '$UB' | grep -q '^user-$IB.slice CPUWeight=100 CPUQuota=150%'"
+check "explain (C, idle yes): CPUWeight=idle" sh -c "'$HELPER' explain '$UC' | grep -q '^user-$IC.slice CPUWeight=idle'"
 echo "# 7e. logout: nothing left"
 touch "$STOP2"
 check "D's login ended" waitfor 120 grep -q '^stopped' "$T/d.out"
@@ -460,4 +483,7 @@ check "the close says so" sh -c "journalctl -b -o cat | grep -q 'slice.s runtime
 
 echo "# 10. tools/demo: the systemd mode through real logind sessions"
 demo_check systemd yes
+
+echo "# 11. the other tests of make check on this systemd + cgroup v2 host: which run, which skip and why"
+host_lanes
 finish

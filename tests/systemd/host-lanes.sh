@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by tests/systemd/guest-test.sh (after tests/lib.sh), inside the
 # systemd guest: the tests of "make check" that are not guest lanes, run on
 # this systemd + cgroup v2 host as they would run on an administrator's
