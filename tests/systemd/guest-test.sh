@@ -412,7 +412,7 @@ listener_start() {
 listener_stop() { local p; eval "p=\$L_$1"; kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; rm -f "$2"; }
 "${SSH[@]}" "$UG@127.0.0.1" "exec bash $TT/g.sh" >"$T/g.out" 2>&1 & PG=$!
 track_pid $PG
-check "G logged in" waitfor 300 grep -q '^xdg=' "$T/g.out"
+check "G logged in" waitfor 300 grep -q '^sched=' "$T/g.out"
 sed 's/^/#   G: /' "$T/g.out"
 XG=$(sed -n 's/^xdg=\([^ ]*\) .*/\1/p' "$T/g.out")
 GSCOPE="/user.slice/user-$IG.slice/session-$XG.scope"
