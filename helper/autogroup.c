@@ -41,6 +41,7 @@
 #include "run.h"
 #include "hint.h"
 #include "enter-systemd.h"
+#include "systemd.h"
 #include "status.h"
 #include "session.h"
 #include "util.h"
@@ -188,15 +189,13 @@ static int verb_enter(const Args *a) {
         r = ag_enter(h, session_root(a, h, root, sizeof root), pid, getuid(), &result, &leaf, &what);
         if (r >= 0 && result == AG_ENTER_NOT_MANAGED && mode_env_is_systemd()) {
                 /* a login of pam_autogroup's systemd mode: a scope of the user's manager */
-                struct sigaction sa = { .sa_handler = verbose ? enter_deadline_verbose : enter_deadline_silent };
                 char why[256] = "";
 
                 free(leaf);
                 leaf = NULL;
                 /* a backstop behind lib/systemd.c's deadline of each D-Bus attempt */
-                sigemptyset(&sa.sa_mask);
-                (void) sigaction(SIGALRM, &sa, NULL);
-                alarm(AG_ENTER_SYSTEMD_DEADLINE_S);
+                (void) ag_enter_deadline_arm(AG_ENTER_SYSTEMD_DEADLINE_S,
+                                             verbose ? enter_deadline_verbose : enter_deadline_silent);
                 r = ag_enter_systemd(h, pid, getuid(), &result, &leaf, &what, why, sizeof why);
                 alarm(0);
                 if (r >= 0 && result == AG_ENTER_SCOPE_FAILED && verbose)
@@ -330,6 +329,12 @@ static int verb_status(const Args *a) {
                 return r;
         }
         r = ag_status_collect(h, session_root(a, h, root, sizeof root), only, &s);
+        /* no cgroupfs tree on a host where the systemd mode applies: its units */
+        if (r >= 0 && !s->tree && ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) == AG_MODE_SYSTEMD) {
+                ag_status_free(s);
+                s = NULL;
+                r = ag_status_systemd_collect(h, only, &s);
+        }
         ag_hierarchy_free(h);
         if (r < 0) {
                 fprintf(stderr, "autogroup status: cannot read the groups: %s\n", strerror(-r));

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "status.h"
+#include "systemd.h"
 #include "latency.h"
 #include "util.h"
 
@@ -257,6 +259,11 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                 }
         }
 
+        /* systemd on cgroup v2 with cpu: mode=auto sets unit properties instead */
+        if (ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) == AG_MODE_SYSTEMD) {
+                ag_explain_systemd(&p, u->uid, out);
+                return;
+        }
         if (!p.sessions)
                 fprintf(out, "layout: one group for the user (sessions no), no session level\n");
         else

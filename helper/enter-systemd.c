@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,25 @@ static bool is_login_shell(const AgHierarchy *h, const char *scope_path, pid_t p
                         return false;
         }
         return false;
+}
+
+int ag_enter_deadline_arm(unsigned seconds, void (*handler)(int)) {
+        struct sigaction sa = { .sa_handler = handler };
+        sigset_t ss;
+
+        if (seconds == 0 || !handler)
+                return -EINVAL;
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGALRM, &sa, NULL) < 0)
+                return negative_errno();
+        /* the caller's mask is inherited through exec: a blocked SIGALRM
+         * would hold the deadline back for as long as anything blocks */
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGALRM);
+        if (sigprocmask(SIG_UNBLOCK, &ss, NULL) < 0)
+                return negative_errno();
+        alarm(seconds);
+        return 0;
 }
 
 static void sleep_usec(uint64_t usec) {

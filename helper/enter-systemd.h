@@ -23,6 +23,11 @@
  * many seconds, silently, with exit status 0 (the shell start goes on). */
 #define AG_ENTER_SYSTEMD_DEADLINE_S 5
 
+/* Arms that alarm: handler for SIGALRM, SIGALRM unblocked whatever mask the
+ * caller handed down, alarm(seconds). handler must end the process with
+ * async-signal-safe calls only. */
+int ag_enter_deadline_arm(unsigned seconds, void (*handler)(int));
+
 /* Moves pid into its terminal scope when it leads its session, belongs to uid
  * (real, effective, saved and filesystem uid) and sits in one of uid's logind
  * session scopes; h must be the cgroup v2 hierarchy with cpu. The login's own

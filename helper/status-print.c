@@ -157,7 +157,11 @@ void ag_status_print(const AgStatus *s, FILE *f, bool unicode) {
         int r = 0;
 
         if (!s->tree) {
-                fprintf(f, "No groups below this root: %s%s does not exist.\n", s->mount, s->root);
+                if (s->systemd)
+                        fprintf(f, "No user slices: %s%s does not exist (nobody has logged in through logind).\n",
+                                s->mount, s->root);
+                else
+                        fprintf(f, "No groups below this root: %s%s does not exist.\n", s->mount, s->root);
                 return;
         }
 
@@ -205,7 +209,11 @@ void ag_status_print(const AgStatus *s, FILE *f, bool unicode) {
                         }
                 fputc('\n', f);
         }
-        if (s->version == 2)
+        if (s->systemd)
+                fprintf(f, "\nsystemd mode, cgroup v2 at %s; CPU time from cpu.stat. pam_autogroup sets the user "
+                        "slices'\nCPUWeight= and CPUQuota=, the sessions' CPUWeight= (through pam_systemd) and "
+                        "starts the\nterminals' autogroup-sid-*.scope units in each user's manager.\n", s->mount);
+        else if (s->version == 2)
                 fprintf(f, "\ncgroup v2 at %s; CPU time from cpu.stat.\n", s->mount);
         else if (s->acct_mount)
                 fprintf(f, "\ncgroup v1 at %s; CPU time from cpuacct.usage of the same group in the cpuacct "
@@ -313,7 +321,8 @@ static void json_node(FILE *f, const AgStatus *s, const AgStatusNode *n) {
         json_string(f, n->path);
         /* pools: below a pool every level is one deeper */
         unsigned level = n->in_pool ? n->depth - 1 : n->depth;
-        fprintf(f, ",\"kind\":\"%s\"", n->is_pool ? "pool" : level < ELEMENTSOF(kinds) ? kinds[level] : "group");
+        fprintf(f, ",\"kind\":\"%s\"", n->kind ? n->kind : n->is_pool ? "pool" :
+                level < ELEMENTSOF(kinds) ? kinds[level] : "group");
         if (n->is_user) {
                 fprintf(f, ",\"uid\":%ju,\"user\":", (uintmax_t) n->uid);
                 if (n->user_name)
@@ -347,7 +356,7 @@ static void json_node(FILE *f, const AgStatus *s, const AgStatusNode *n) {
 void ag_status_print_json(const AgStatus *s, FILE *f) {
         fputs("{\"hierarchy\":", f);
         json_string(f, s->mount);
-        fprintf(f, ",\"version\":%d,\"root\":", s->version);
+        fprintf(f, ",\"version\":%d,\"mode\":\"%s\",\"root\":", s->version, s->systemd ? "systemd" : "cgroupfs");
         json_string(f, s->root);
         fputs(",\"cpu_source\":", f);
         if (s->cpu_source)

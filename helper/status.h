@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
+#include "policy.h"
 
 /* Bounds against a user's crafted tree. */
 #define AG_STATUS_MAX_DEPTH 12         /* levels below <root> */
@@ -41,6 +42,7 @@ struct AgStatusNode {
          * level is one deeper (user group 2, session 3, leaf 4) */
         bool is_pool;
         bool in_pool;                  /* a group below a pool-<name> group */
+        const char *kind;              /* systemd mode: "slice", "user", "session", "manager", "terminal"; else NULL */
         AgStatusNode **children;
         size_t n_children;
 };
@@ -54,11 +56,20 @@ typedef struct AgStatus {
         uid_t only_uid;
         AgStatusNode *tree;            /* NULL when <root> does not exist */
         char *acct_mount;              /* v1: the separate cpuacct hierarchy whose mirrors give CPU time, or NULL */
+        bool systemd;                  /* the systemd mode's units (status-systemd.c), root "/user.slice" */
 } AgStatus;
 
 /* Collects the tree. only_uid: (uid_t) -1 for every user. */
 int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, AgStatus **ret);
 AgStatus *ag_status_free(AgStatus *s);
+/* The same for the systemd mode (h: cgroup v2): user-UID.slice below
+ * /user.slice, its session-N.scope units and user@UID.service with the
+ * terminals' app.slice/autogroup-sid-S.scope units. */
+int ag_status_systemd_collect(const AgHierarchy *h, uid_t only_uid, AgStatus **ret);
+/* "autogroup explain" in the systemd mode: the unit properties policy
+ * becomes for uid (user-UID.slice, its session scopes, the terminals'
+ * scopes). */
+void ag_explain_systemd(const AgPolicy *policy, uid_t uid, FILE *out);
 
 /* Human output: a tree drawn like systemd-cgls, columns aligned.
  * unicode: draw the tree with box-drawing characters. */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #ifdef AG_HAVE_SDBUS
@@ -139,6 +140,81 @@ AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid) {
         return AG_SCOPE_PLACE_OTHER;
 }
 
+int ag_systemd_user_bus_address(const char *env, const char *runtime_dir, char **ret) {
+        char *a = NULL;
+
+        /* one unix: address only: "unixexec:" would have libsystemd run a
+         * program, "tcp:" reach another host, and a list (';') fall through
+         * to such an address */
+        if (env && strncmp(env, "unix:", 5) == 0 && env[5] && !strchr(env, ';'))
+                a = strdup(env);
+        else if (runtime_dir && runtime_dir[0] == '/') {
+                if (asprintf(&a, "unix:path=%s/bus", runtime_dir) < 0)
+                        a = NULL;
+        } else
+                return -ENXIO;
+        if (!a)
+                return -ENOMEM;
+        *ret = a;
+        return 0;
+}
+
+/* The drop-ins SetUnitProperties(runtime) writes for our two properties
+ * (CPUQuotaPerSecUSec= is written as CPUQuota=, depending on the version). */
+static const char *const slice_dropins[] = {
+        "50-CPUWeight.conf",
+        "50-CPUQuota.conf",
+        "50-CPUQuotaPerSecUSec.conf",
+};
+
+int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const char *control_dir) {
+        _cleanup_close_ int users = -EBADF, slice = -EBADF, control = -EBADF, d = -EBADF;
+        char name[64], dname[80], events[512];
+        const char *p;
+        int r;
+
+        r = ag_user_slice_name(uid, name, sizeof name);
+        if (r < 0)
+                return r;
+        users = open(cgroup_root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (users >= 0) {
+                int u = openat(users, "user.slice", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+                safe_close(users);
+                users = u;
+        }
+        if (users >= 0)
+                slice = openat(users, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (slice >= 0) {
+                r = ag_read_small_file(slice, "cgroup.events", events, sizeof events);
+                if (r < 0)
+                        return r;
+                p = strstr(events, "populated ");
+                if (!p || p[10] != '0')
+                        return -EBUSY;          /* in use: another login of the user */
+        }
+        control = open(control_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (control >= 0) {
+                snprintf(dname, sizeof dname, "%s.d", name);
+                d = openat(control, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (d >= 0) {
+                for (size_t i = 0; i < sizeof slice_dropins / sizeof slice_dropins[0]; i++)
+                        if (unlinkat(d, slice_dropins[i], 0) < 0 && errno != ENOENT)
+                                return negative_errno();
+                /* other runtime settings an administrator made stay, and so does the directory */
+                if (unlinkat(control, dname, AT_REMOVEDIR) < 0 && errno != ENOENT && errno != ENOTEMPTY &&
+                    errno != EEXIST)
+                        return negative_errno();
+        }
+        /* the empty cgroup systemd made for the slice when the properties
+         * were set, and removes only for a slice that ran */
+        if (slice >= 0 && unlinkat(users, name, AT_REMOVEDIR) < 0 && errno != ENOENT && errno != EBUSY &&
+            errno != ENOTEMPTY)
+                return negative_errno();
+        return 0;
+}
+
 #ifdef AG_HAVE_SDBUS
 /* libsystemd is loaded with dlopen() when the systemd mode first needs it,
  * not linked: linked, every dlopen() of pam_autogroup.so by libpam (once a
@@ -149,7 +225,6 @@ AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid) {
 typedef struct SdBusApi {
         void *dl;
         int (*open_system)(sd_bus **ret);
-        int (*open_user)(sd_bus **ret);
         int (*bus_new)(sd_bus **ret);
         int (*set_address)(sd_bus *bus, const char *address);
         int (*start)(sd_bus *bus);
@@ -188,7 +263,6 @@ static int sdbus_load(SdBusApi *ret, char *errbuf, size_t errsize) {
                 return -EOPNOTSUPP;
         }
         LOAD(&api, open_system, "sd_bus_open_system");
-        LOAD(&api, open_user, "sd_bus_open_user");
         LOAD(&api, bus_new, "sd_bus_new");
         LOAD(&api, set_address, "sd_bus_set_address");
         LOAD(&api, start, "sd_bus_start");
@@ -326,20 +400,12 @@ static int bus_wait_ready(const SdBusApi *api, sd_bus *bus, uint64_t deadline) {
         }
 }
 
-/* The user manager's private socket: a direct D-Bus connection to systemd
- * --user, no bus daemon (systemctl --user uses it the same way). sd_bus_start()
- * only begins the (non-blocking) connect. */
-static int open_user_private(const SdBusApi *api, const char *runtime_dir, sd_bus **ret) {
-        _cleanup_free_ char *address = NULL;
+/* A new bus connected to address; sd_bus_start() only begins the
+ * (non-blocking) connect. */
+static int open_address(const SdBusApi *api, const char *address, sd_bus **ret) {
         sd_bus *bus = NULL;
         int r;
 
-        if (!runtime_dir || runtime_dir[0] != '/')
-                return -ENXIO;
-        if (asprintf(&address, "unix:path=%s/systemd/private", runtime_dir) < 0) {
-                address = NULL;
-                return -ENOMEM;
-        }
         r = api->bus_new(&bus);
         if (r < 0)
                 return r;
@@ -352,6 +418,20 @@ static int open_user_private(const SdBusApi *api, const char *runtime_dir, sd_bu
         }
         *ret = bus;
         return 0;
+}
+
+/* The user manager's private socket: a direct D-Bus connection to systemd
+ * --user, no bus daemon (systemctl --user uses it the same way). */
+static int open_user_private(const SdBusApi *api, const char *runtime_dir, sd_bus **ret) {
+        _cleanup_free_ char *address = NULL;
+
+        if (!runtime_dir || runtime_dir[0] != '/')
+                return -ENXIO;
+        if (asprintf(&address, "unix:path=%s/systemd/private", runtime_dir) < 0) {
+                address = NULL;
+                return -ENOMEM;
+        }
+        return open_address(api, address, ret);
 }
 
 /* One StartTransientUnit call on bus, the connection's set-up included, all
@@ -438,7 +518,11 @@ int ag_systemd_start_user_scope(const char *runtime_dir, const char *scope, cons
                 /* no private socket (or it refused us): the user bus */
                 uint64_t deadline = now_usec() + timeout_usec;
 
-                r = api.open_user(&bus);
+                _cleanup_free_ char *address = NULL;
+
+                r = ag_systemd_user_bus_address(getenv("DBUS_SESSION_BUS_ADDRESS"), runtime_dir, &address);
+                if (r >= 0)
+                        r = open_address(&api, address, &bus);
                 if (r >= 0) {
                         r = start_scope_on(&api, bus, scope, slice, description, pid, cpu_weight, deadline,
                                            &answered, errbuf, errsize);

@@ -70,6 +70,20 @@ int ag_user_slice_name(uid_t uid, char *buf, size_t size);
  * loaded. */
 int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, size_t errsize);
 
+/* Undoes ag_systemd_set_user_slice() for a login that never became a logind
+ * session (pam_systemd missing or failed), when user-<uid>.slice holds no
+ * process (cgroup_root/user.slice/user-<uid>.slice/cgroup.events
+ * "populated 0", or no such cgroup): removes the runtime drop-ins
+ * control_dir/user-<uid>.slice.d/50-CPUWeight.conf and 50-CPUQuota*.conf
+ * (then the directory, when nothing else is in it) and the slice's empty
+ * cgroup that systemd made when the properties were set. A loaded unit keeps
+ * the values in memory until systemd unloads it; the next login sets them
+ * again anyway. Every path is opened relative to a directory fd without
+ * following symlinks. -EBUSY when the slice is in use (nothing is removed).
+ * cgroup_root is "/sys/fs/cgroup", control_dir "/run/systemd/system.control"
+ * outside the tests. */
+int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const char *control_dir);
+
 /* ---- terminals on logind hosts: one transient scope of the user's manager
  * per setsid() session ("autogroup enter")
  *
@@ -99,12 +113,18 @@ typedef enum AgScopePlace {
  * (the "0::" line of /proc/PID/cgroup). */
 AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid);
 
+/* The address of the user bus for "autogroup enter": env (the caller's
+ * DBUS_SESSION_BUS_ADDRESS) when it is one unix: address, otherwise
+ * unix:path=runtime_dir/bus. Any other transport (unixexec: runs a program,
+ * tcp:, a ';' list) is never used. -ENXIO when neither applies. */
+int ag_systemd_user_bus_address(const char *env, const char *runtime_dir, char **ret);
+
 /* Asks the user manager of uid to start the transient scope `scope` in
  * `slice` with PIDs=[pid], CPUWeight=cpu_weight and
  * CollectMode=inactive-or-failed (job mode "fail"). It tries the manager's
  * private socket runtime_dir/systemd/private first (what systemctl --user
- * does; no bus daemon is started for it), then the user bus (sd_bus_open_user:
- * DBUS_SESSION_BUS_ADDRESS, runtime_dir/bus) when the first could not be
+ * does; no bus daemon is started for it), then the user bus (ag_systemd_user_bus_address():
+ * a unix: DBUS_SESSION_BUS_ADDRESS, else runtime_dir/bus) when the first could not be
  * reached. Each attempt ends no later than timeout_usec after it began,
  * connect, authentication and Hello included (the connection is driven here
  * with sd_bus_process/sd_bus_wait up to that deadline: sd_bus_call() would

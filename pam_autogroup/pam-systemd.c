@@ -24,7 +24,10 @@
 #include <string.h>
 #include <syslog.h>
 
+#include <pwd.h>
+
 #include <security/pam_ext.h>
+#include <security/pam_modutil.h>
 
 #include "cgroup.h"
 #include "conf.h"
@@ -126,11 +129,27 @@ int ag_pam_systemd_close(pam_handle_t *pamh, AgMode requested, bool debug) {
                 return AG_PAM_CGROUPFS;
         /* pam_systemd exports XDG_SESSION_ID at open: without it, logind never
          * saw this login, which then ran outside user-UID.slice. */
-        if (!pam_getenv(pamh, "XDG_SESSION_ID"))
+        if (!pam_getenv(pamh, "XDG_SESSION_ID")) {
+                const char *user = NULL;
+                struct passwd *pw;
+                int r = -ENOENT;
+
                 pam_syslog(pamh, LOG_NOTICE, "systemd mode, but this login had no logind session "
                            "(pam_systemd is not in the session stack, or it failed): its processes were "
                            "outside the user slice and not grouped");
-        else if (debug)
+                /* what open set on a slice that never ran is not left behind */
+                if (pam_get_item(pamh, PAM_USER, (const void **) &user) == PAM_SUCCESS && user &&
+                    (pw = pam_modutil_getpwnam(pamh, user)))
+                        r = ag_systemd_user_slice_forget(pw->pw_uid, "/sys/fs/cgroup",
+                                                         "/run/systemd/system.control");
+                if (r < 0 && r != -EBUSY)
+                        pam_syslog(pamh, LOG_WARNING, "cannot remove the runtime properties of %s's slice: %s",
+                                   user ? user : "?", strerror(-r));
+                else if (debug)
+                        pam_syslog(pamh, LOG_DEBUG, "systemd mode: %s", r == -EBUSY ?
+                                   "the user slice is in use, its properties stay" :
+                                   "the user slice's runtime properties and empty cgroup removed");
+        } else if (debug)
                 pam_syslog(pamh, LOG_DEBUG, "systemd mode: nothing to remove (systemd owns the units)");
         return PAM_IGNORE;
 }

@@ -4,8 +4,29 @@
 # the user's own leaves, and cleanup, driven through lib/session.c (the code
 # the module calls). The module refuses a hierarchy without cpu, so PAM is not
 # in this loop; the full v2 lane with cpu runs in the QEMU guest.
+#
+# On a systemd host with pure cgroup v2 (no /sys/fs/cgroup/unified) the test
+# runs below a delegated scope of its own instead (systemd-run --scope -p
+# Delegate=yes), in a cgroup namespace rooted there with a private cgroup2
+# mount as $UNIFIED: the same paths and rules, without touching systemd's
+# tree; the test's own shell sits in a leaf "self" beside <root>.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
+if [ ! -f "$UNIFIED/cgroup.procs" ] && [ -z "${AG_V2_DELEGATED:-}" ] && [ -d /run/systemd/system ] &&
+   [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] && command -v systemd-run >/dev/null &&
+   command -v unshare >/dev/null; then
+        rm -rf "$T"; trap - EXIT
+        exec systemd-run --quiet --scope -p Delegate=yes --unit="agtest-v2-$$" -- \
+                unshare -m -C --propagation private env AG_V2_DELEGATED=1 bash "$0" "$@"
+fi
+if [ -n "${AG_V2_DELEGATED:-}" ]; then
+        UNIFIED="/run/agtest-v2-$$"
+        trap 'ag_cleanup; umount -l "$UNIFIED"; rmdir "$UNIFIED"' EXIT
+        mkdir "$UNIFIED" && mount -t cgroup2 cgroup2 "$UNIFIED" && mkdir "$UNIFIED/self" &&
+                echo $$ >"$UNIFIED/self/cgroup.procs" ||
+                { echo "1..0 # SKIP cannot mount the delegated scope's cgroup2 at $UNIFIED"; exit 77; }
+        echo "# cgroup v2 below a delegated scope of systemd (its own cgroup namespace), mounted at $UNIFIED"
+fi
 [ -f "$UNIFIED/cgroup.procs" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs ] ||
         { echo "1..0 # SKIP no cgroup2 mount at $UNIFIED"; exit 77; }
 

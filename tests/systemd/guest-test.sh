@@ -18,14 +18,25 @@
 #     processes; after logout no scope, process or slice is left
 #   - the latency class applies in systemd mode (G: latency batch)
 #   - enter when the user manager cannot answer (stopped, its sockets gone;
-#     a private socket or user bus whose listener accepts and never replies):
-#     exit 0, nothing printed, the shell stays in its session scope, and it
-#     returns (a 30 s liveness guard, no timing asserted)
+#     a private socket or user bus whose listener accepts and never replies;
+#     DBUS_SESSION_BUS_ADDRESS=unixexec:... with SIGALRM blocked, where the
+#     program is never run): exit 0, nothing printed, the shell stays in its
+#     session scope, and it returns (a 30 s liveness guard, no timing asserted)
 #   - 8 spinners (user A, weight 200) against 1 (user B, weight 100): B gets
 #     about a third of the CPU the two use (no grouping: 1/9)
 #   - logout leaves no session, process, slice or autogroup cgroup behind
 #   - a stack with pam_autogroup after pam_systemd gets the notice
+#   - a login that never reaches logind (no pam_systemd) leaves no runtime
+#     property and no cgroup for its user's slice
+#   - tools/demo: the systemd mode through real logind sessions, B's part of
+#     A+B within 5 points of 50%, nothing left behind
+#   - autogroup status (text, --json, as the user) lists the user slices,
+#     session scopes and terminal scopes; explain names the slice properties
+#   - the unit and host tests of make check run here, each passing or skipped
+#     with its reason (tests/systemd/host-lanes.sh)
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+. "$abs_top_srcdir/tests/demo-check.sh"
+. "$abs_top_srcdir/tests/systemd/host-lanes.sh"
 require_root
 : "${abs_top_builddir:=$abs_top_srcdir}"
 HELPER="$abs_top_builddir/helper/autogroup"
@@ -274,6 +285,24 @@ u10=$(cu "$U1"); u20=$(cu "$U2"); sleep "${SHARE_S:-8}"; u11=$(cu "$U1"); u21=$(
 d1=$((u11 - u10)); d2=$((u21 - u20)); pct=$(( d2 * 1000 / (d1 + d2 + 1) ))
 echo "#   used: tab 1 ${d1} us, tab 2 ${d2} us; tab 2's share $((pct / 10)).$((pct % 10))% (ideal 50%; one group: 20%)"
 check "tab 2's share lands near the ideal 1/2 (35%..65%; without the scopes 20%)" test "$pct" -ge 350 -a "$pct" -le 650
+echo "# 7d'. autogroup status and explain in the systemd mode"
+st=$("$HELPER" status 2>&1); echo "$st" | sed 's/^/#   /'
+check_not "status does not say 'No groups'" sh -c "echo \"\$1\" | grep -q 'No groups'" _ "$st"
+check "status lists user-$ID.slice ($UD)" sh -c "echo \"\$1\" | grep -q 'user-$ID.slice ($UD)'" _ "$st"
+check "status lists D's session-$XD.scope" sh -c "echo \"\$1\" | grep -q 'session-$XD.scope'" _ "$st"
+check "status lists the terminals' scopes" sh -c "echo \"\$1\" | grep -q 'app.slice/autogroup-sid-$S1.scope' && echo \"\$1\" | grep -q 'app.slice/autogroup-sid-$S2.scope'" _ "$st"
+check "status names the systemd mode" sh -c "echo \"\$1\" | grep -q '^systemd mode'" _ "$st"
+js=$("$HELPER" status --json 2>&1)
+check "status --json: mode systemd, a tree with the terminal scope" sh -c "echo \"\$1\" | grep -q '\"mode\":\"systemd\"' && echo \"\$1\" | grep -q '\"name\":\"app.slice/autogroup-sid-$S1.scope\",[^{]*\"kind\":\"terminal\"'" _ "$js"
+check_not "status --json: the tree is not null" sh -c "echo \"\$1\" | grep -q '\"tree\":null'" _ "$js"
+ust=$(as_user "$UD" "'$HELPER' status" 2>&1)
+check "status as D: D's own slice" sh -c "echo \"\$1\" | grep -q 'user-$ID.slice'" _ "$ust"
+check_not "status as D: not E's slice" sh -c "echo \"\$1\" | grep -q 'user-$(id -u "$UE").slice'" _ "$ust"
+ex=$("$HELPER" explain "$UA" 2>&1); echo "$ex" | sed 's/^/#   explain: /'
+check "explain names user-$IA.slice's CPUWeight=200 and CPUQuota" sh -c "echo \"\$1\" | grep -q '^user-$IA.slice CPUWeight=200 CPUQuota='" _ "$ex"
+check "explain names the session scope's CPUWeight=100" sh -c "echo \"\$1\" | grep -q '^session-N.scope CPUWeight=100'" _ "$ex"
+check "explain (B, max 150%): CPUQuota=150%" sh -c "'$HELPER' explain '$UB' | grep -q '^user-$IB.slice CPUWeight=100 CPUQuota=150%'"
+check "explain (C, idle yes): CPUWeight=idle" sh -c "'$HELPER' explain '$UC' | grep -q '^user-$IC.slice CPUWeight=idle'"
 echo "# 7e. logout: nothing left"
 touch "$STOP2"
 check "D's login ended" waitfor 120 grep -q '^stopped' "$T/d.out"
@@ -329,9 +358,9 @@ echo "# 7g. the user manager cannot answer: enter returns, exit 0, silent, the s
 IG=$(id -u "$UG"); RUNG=/run/user/$IG
 cat >"$TT/g-tab.sh" <<EOS
 cg0=\$(cut -d: -f3 /proc/self/cgroup)
-out=\$(timeout 30 "$HELPER" enter --pid \$\$ 2>&1); rc=\$?
+out=\$(timeout 30 \${AG_PRE:-} "$HELPER" enter --pid \$\$ 2>&1); rc=\$?
 cg1=\$(cut -d: -f3 /proc/self/cgroup)
-vout=\$(timeout 30 "$HELPER" enter --verbose --pid \$\$ 2>&1); vrc=\$?
+vout=\$(timeout 30 \${AG_PRE:-} "$HELPER" enter --verbose --pid \$\$ 2>&1); vrc=\$?
 cg2=\$(cut -d: -f3 /proc/self/cgroup)
 echo "pid=\$\$ sid=\$(ps -o sid= -p \$\$ | tr -d ' ')"
 echo "silent=rc \$rc [\$out]"
@@ -341,8 +370,12 @@ EOS
 cat >"$TT/g.sh" <<EOS
 echo "xdg=\$XDG_SESSION_ID agm=\$AUTOGROUP_MODE login=\$\$ bus=\${DBUS_SESSION_BUS_ADDRESS:-}"
 echo "sched=\$(chrt -p \$\$ | sed -n 's/.*scheduling policy: //p')"
-for v in none private bus; do
+for v in none private bus exec; do
         while [ ! -e $TT/g.\$v.go ]; do sleep 0.2; done
+        # (exec) a unixexec: user bus address naming a program that ignores
+        # SIGTERM, and enter started with SIGALRM blocked
+        [ \$v = exec ] && export DBUS_SESSION_BUS_ADDRESS=unixexec:path=/bin/sh,argv0=sh,argv1=$TT/g-exec.sh \
+                AG_PRE="perl $TT/blockalrm.pl"
         setsid -w bash $TT/g-tab.sh >$TT/g.\$v.tmp 2>&1 </dev/null; mv $TT/g.\$v.tmp $TT/g.\$v.out
 done
 while [ ! -e $STOP2.g ]; do sleep 0.2; done; echo stopped
@@ -356,7 +389,19 @@ open(my $f, '>', $ready) or die "$ready: $!\n"; print $f "$$\n"; close $f;
 my @held;
 while (my $c = $s->accept) { push @held, $c; }
 EOS
-chmod 644 "$TT/g-tab.sh" "$TT/g.sh" "$TT/listen.pl"
+# blockalrm.pl CMD...: CMD with SIGALRM blocked (the mask survives exec)
+cat >"$TT/blockalrm.pl" <<'EOS'
+use POSIX;
+sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGALRM)) or die "sigprocmask: $!\n";
+exec @ARGV or die "exec: $!\n";
+EOS
+# the unixexec: program: leaves a mark and ignores SIGTERM
+cat >"$TT/g-exec.sh" <<EOS
+trap '' TERM
+touch $TT/g.exec.ran
+exec sleep 600
+EOS
+chmod 644 "$TT/g-tab.sh" "$TT/g.sh" "$TT/listen.pl" "$TT/blockalrm.pl" "$TT/g-exec.sh"
 # listener_start NAME PATH: that listener, as G (G's own socket, as the manager's would be)
 listener_start() {
         setpriv --reuid="$IG" --regid="$(id -g "$UG")" --init-groups perl "$TT/listen.pl" "$2" "$TT/$1.ready" \
@@ -367,7 +412,7 @@ listener_start() {
 listener_stop() { local p; eval "p=\$L_$1"; kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; rm -f "$2"; }
 "${SSH[@]}" "$UG@127.0.0.1" "exec bash $TT/g.sh" >"$T/g.out" 2>&1 & PG=$!
 track_pid $PG
-check "G logged in" waitfor 300 grep -q '^xdg=' "$T/g.out"
+check "G logged in" waitfor 300 grep -q '^sched=' "$T/g.out"
 sed 's/^/#   G: /' "$T/g.out"
 XG=$(sed -n 's/^xdg=\([^ ]*\) .*/\1/p' "$T/g.out")
 GSCOPE="/user.slice/user-$IG.slice/session-$XG.scope"
@@ -380,11 +425,12 @@ rm -f "$RUNG/systemd/private" "$RUNG/bus"
 check "neither $RUNG/systemd/private nor $RUNG/bus exists" test ! -e "$RUNG/systemd/private" -a ! -e "$RUNG/bus"
 # gv VARIANT KEY: a line of that variant's terminal
 gv() { sed -n "s/^$2=//p" "$TT/g.$1.out" 2>/dev/null | head -n1; }
-for v in none private bus; do
+for v in none private bus exec; do
         case $v in
         private) setpriv --reuid="$IG" --regid="$(id -g "$UG")" --init-groups mkdir -p "$RUNG/systemd"
                  listener_start private "$RUNG/systemd/private";;
         bus)     listener_stop private "$RUNG/systemd/private"; listener_start bus "$RUNG/bus";;
+        exec)    listener_stop bus "$RUNG/bus";;
         esac
         touch "$TT/g.$v.go"
         check "($v) the terminal's enter calls returned" waitfor 120 test -s "$TT/g.$v.out"
@@ -395,13 +441,15 @@ for v in none private bus; do
         check_eq "($v) the shell stayed in its session scope" "$GSCOPE $GSCOPE $GSCOPE" "$(gv "$v" cg)"
         # --verbose shows that the D-Bus path was taken, and how it ended
         case $v in
-        none) why='[^]]*';;
+        none|exec) why='[^]]*';;
         *)    why='Connection timed out';;
         esac
         check "($v) enter --verbose: exit 0, the manager was asked and did not answer ($why)" \
                 grep -qE "^verbose=rc 0 \[$GP: the user manager did not move it, left where it is: $why\]\$" "$TT/g.$v.out"
 done
 listener_stop bus "$RUNG/bus"
+check "(exec) the unixexec: program never ran" test ! -e "$TT/g.exec.ran"
+check "(exec) nothing it would have spawned is left" sh -c "! pgrep -u $UG -f '^sleep 600'"
 check "no autogroup-sid scope was made for G" sh -c "[ -z \"\$(find $CG2/user.slice/user-$IG.slice -name 'autogroup-sid-*' 2>/dev/null)\" ]"
 touch "$STOP2.g"
 check "G's login ended" waitfor 120 grep -q '^stopped' "$T/g.out"
@@ -440,4 +488,23 @@ check "the module steps aside for the nested login of $UA, one debug line" \
 cp "$T/runuser.orig" /etc/pam.d/runuser
 cp "$T/sshd.orig" /etc/pam.d/sshd
 rm -f /root/.ssh/authorized_keys
+
+echo "# 10. a login that never reaches logind (pam_autogroup mode=systemd without pam_systemd)"
+UH="${TAG}h"; useradd -M -N -s /bin/sh "$UH"; AG_USERS="$AG_USERS $UH"; IH=$(id -u "$UH")
+mkdir -p "$T/nolgd"
+printf 'session required pam_permit.so\nsession optional %s mode=systemd debug\n' "$MODULE" >"$T/nolgd/nolgd"
+out=$(systemd-run --quiet --scope -- "$abs_top_builddir/tests/host/agdrv" --pam "$T/nolgd" nolgd "$UH" open \
+        run-user "test -d /run/systemd/system.control/user-$IH.slice.d && echo props=set" close 2>&1)
+echo "$out" | sed 's/^/#   H: /'
+check "open and close succeed" sh -c "echo '$out' | grep -q '^open=PAM_SUCCESS' && echo '$out' | grep -q '^close=PAM_SUCCESS'"
+check "open set user-$IH.slice's runtime properties" sh -c "echo '$out' | grep -q '^props=set'"
+check "close removed them (no /run/systemd/system.control/user-$IH.slice.d)" test ! -e "/run/systemd/system.control/user-$IH.slice.d"
+check "no user-$IH.slice cgroup left" test ! -e "$CG2/user.slice/user-$IH.slice"
+check "the close says so" sh -c "journalctl -b -o cat | grep -q 'slice.s runtime properties and empty cgroup removed'"
+
+echo "# 11. tools/demo: the systemd mode through real logind sessions"
+demo_check systemd yes
+
+echo "# 12. the other tests of make check on this systemd + cgroup v2 host: which run, which skip and why"
+host_lanes
 finish

@@ -2,7 +2,8 @@
  * Unit tests of lib/systemd.c: mode names, the auto decision, unit values,
  * and the bound of ag_systemd_start_user_scope() when the user manager's
  * sockets are missing or never answer (real sockets in a temporary
- * directory, the real libsystemd). */
+ * directory, the real libsystemd); the user bus address "autogroup enter"
+ * accepts (never unixexec:) and its backstop alarm under a blocked SIGALRM. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -15,10 +16,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "enter-systemd.h"
+#include "status.h"
 #include "systemd.h"
 
 static void test_mode_names(void **state) {
@@ -280,6 +284,282 @@ static void test_scope_user_bus_never_answers(void **state) {
         check_never_answers(d, d->bus, "no private socket, a user bus that never answers");
 }
 
+static void test_user_bus_address(void **state) {
+        char *a = NULL;
+
+        (void) state;
+        assert_int_equal(ag_systemd_user_bus_address("unix:path=/run/user/5/bus", "/run/user/7", &a), 0);
+        assert_string_equal(a, "unix:path=/run/user/5/bus");
+        free(a);
+        /* anything but one unix: address: the manager's own bus socket */
+        const char *refused[] = {
+                "unixexec:path=/bin/sh,argv1=-c,argv2=true",
+                "unix:path=/x;unixexec:path=/bin/sh",
+                "tcp:host=127.0.0.1,port=1",
+                "unix:",
+                "",
+                " unix:path=/x",
+        };
+        for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+                a = NULL;
+                assert_int_equal(ag_systemd_user_bus_address(refused[i], "/run/user/7", &a), 0);
+                assert_string_equal(a, "unix:path=/run/user/7/bus");
+                free(a);
+        }
+        a = NULL;
+        assert_int_equal(ag_systemd_user_bus_address(NULL, "/run/user/7", &a), 0);
+        assert_string_equal(a, "unix:path=/run/user/7/bus");
+        free(a);
+        a = (char *) "untouched";
+        assert_int_equal(ag_systemd_user_bus_address("unixexec:path=/bin/true", NULL, &a), -ENXIO);
+        assert_string_equal(a, "untouched");
+}
+
+/* DBUS_SESSION_BUS_ADDRESS=unixexec:... names a program that would leave a
+ * mark: it is never run. */
+static void test_scope_unixexec_refused(void **state) {
+        const Dirs *d = *state;
+        char address[256], mark[128], why[256] = "";
+        struct stat st;
+        int r;
+
+        snprintf(mark, sizeof mark, "%s/ran", d->top);
+        snprintf(address, sizeof address, "unixexec:path=/bin/sh,argv0=sh,argv1=-c,argv2=touch%%20%s", mark);
+        assert_int_equal(setenv("DBUS_SESSION_BUS_ADDRESS", address, 1), 0);
+        signal(SIGALRM, hung);
+        alarm(LIVENESS_S);
+        r = ag_systemd_start_user_scope(d->top, "autogroup-sid-77.scope", "app.slice", "unit test", getpid(),
+                                        100, UINT64_C(200000), why, sizeof why);
+        alarm(0);
+        usleep(100000);         /* a program started would have written its mark by now */
+        unsetenv("DBUS_SESSION_BUS_ADDRESS");
+        if (r == -EOPNOTSUPP)
+                skip();
+        print_message("# unixexec: address: %d (%s)\n", r, why);
+        assert_true(r < 0);
+        assert_int_equal(stat(mark, &st), -1);
+        (void) unlink(mark);
+}
+
+static void deadline_exit(int sig) {
+        (void) sig;
+        _exit(0);
+}
+
+/* The helper's backstop alarm fires even when the caller blocked SIGALRM
+ * (the mask survives exec): the process ends, exit 0. */
+static void test_deadline_blocked_alarm(void **state) {
+        sigset_t ss;
+        pid_t pid;
+        int status = -1;
+
+        (void) state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                sigemptyset(&ss);
+                sigaddset(&ss, SIGALRM);
+                sigprocmask(SIG_BLOCK, &ss, NULL);
+                signal(SIGALRM, SIG_IGN);
+                if (ag_enter_deadline_arm(1, deadline_exit) < 0)
+                        _exit(3);
+                for (;;)
+                        pause();        /* "anything else blocks" */
+        }
+        signal(SIGALRM, hung);
+        alarm(LIVENESS_S);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        alarm(0);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void put(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+
+        assert_non_null(f);
+        fputs(text, f);
+        assert_int_equal(fclose(f), 0);
+}
+
+/* ag_systemd_user_slice_forget() on a tree shaped like /sys/fs/cgroup and
+ * /run/systemd/system.control */
+static void test_slice_forget(void **state) {
+        char top[] = "/tmp/ag-unit-forget.XXXXXX", p[256], q[256];
+        struct stat st;
+
+        (void) state;
+        assert_non_null(mkdtemp(top));
+        snprintf(p, sizeof p, "%s/cg", top); assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/cg/user.slice", top); assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/cg/user.slice/user-5.slice", top); assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/ctl", top); assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d", top); assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top); put(p, "[Slice]\nCPUWeight=100\n");
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUQuota.conf", top); put(p, "[Slice]\nCPUQuota=\n");
+        snprintf(q, sizeof q, "%s/cg", top);
+        snprintf(p, sizeof p, "%s/ctl", top);
+
+        /* in use: nothing is removed */
+        char ev[256];
+        snprintf(ev, sizeof ev, "%s/cg/user.slice/user-5.slice/cgroup.events", top);
+        put(ev, "populated 1\nfrozen 0\n");
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), -EBUSY);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top);
+        assert_int_equal(stat(p, &st), 0);
+
+        /* empty: our drop-ins go; another setting keeps the directory */
+        put(ev, "populated 0\nfrozen 0\n");
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-MemoryMax.conf", top); put(p, "[Slice]\nMemoryMax=1G\n");
+        snprintf(p, sizeof p, "%s/ctl", top);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), 0);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top);
+        assert_int_equal(stat(p, &st), -1);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUQuota.conf", top);
+        assert_int_equal(stat(p, &st), -1);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-MemoryMax.conf", top);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(unlink(p), 0);
+
+        /* no slice cgroup at all, no drop-ins: nothing to do; the directory goes */
+        snprintf(p, sizeof p, "%s/ctl", top);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), 0);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d", top);
+        assert_int_equal(stat(p, &st), -1);
+
+        /* a symlink in place of the drop-in directory is not followed */
+        snprintf(p, sizeof p, "%s/victim", top); assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/victim/50-CPUWeight.conf", top); put(p, "x\n");
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d", top);
+        snprintf(q, sizeof q, "%s/victim", top);
+        assert_int_equal(symlink(q, p), 0);
+        snprintf(q, sizeof q, "%s/cg", top);
+        snprintf(p, sizeof p, "%s/ctl", top);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), 0);
+        snprintf(p, sizeof p, "%s/victim/50-CPUWeight.conf", top);
+        assert_int_equal(stat(p, &st), 0);
+
+        /* cleanup */
+        unlink(p);
+        snprintf(p, sizeof p, "%s/victim", top); rmdir(p);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d", top); unlink(p);
+        snprintf(p, sizeof p, "%s/ctl", top); rmdir(p);
+        unlink(ev);
+        snprintf(p, sizeof p, "%s/cg/user.slice/user-5.slice", top); rmdir(p);
+        snprintf(p, sizeof p, "%s/cg/user.slice", top); rmdir(p);
+        snprintf(p, sizeof p, "%s/cg", top); rmdir(p);
+        assert_int_equal(rmdir(top), 0);
+}
+
+static void mk(const char *top, const char *rel) {
+        char p[512];
+
+        snprintf(p, sizeof p, "%s/%s", top, rel);
+        assert_int_equal(mkdir(p, 0755), 0);
+}
+
+static void wr(const char *top, const char *rel, const char *text) {
+        char p[512];
+
+        snprintf(p, sizeof p, "%s/%s", top, rel);
+        put(p, text);
+}
+
+/* ag_status_systemd_collect() and the printers on a tree shaped like
+ * /sys/fs/cgroup/user.slice */
+static void test_status_systemd(void **state) {
+        char top[] = "/tmp/ag-unit-status.XXXXXX", cmd[600], *text = NULL, *json = NULL;
+        const char *m = "user.slice/user-5.slice/user@5.service/app.slice";
+        AgHierarchy h = { .version = 2, .has_cpu = true };
+        AgStatus *s = NULL;
+        size_t len = 0;
+        FILE *f;
+        char p[512];
+
+        (void) state;
+        assert_non_null(mkdtemp(top));
+        h.mount = top;
+        mk(top, "user.slice");
+        mk(top, "user.slice/user-5.slice");
+        wr(top, "user.slice/user-5.slice/cpu.weight", "300\n");
+        wr(top, "user.slice/user-5.slice/cpu.max", "150000 100000\n");
+        wr(top, "user.slice/user-5.slice/cpu.stat", "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n");
+        mk(top, "user.slice/user-5.slice/session-3.scope");
+        wr(top, "user.slice/user-5.slice/session-3.scope/cpu.weight", "100\n");
+        wr(top, "user.slice/user-5.slice/session-3.scope/cgroup.procs", "11\n12\n");
+        mk(top, "user.slice/user-5.slice/user@5.service");
+        mk(top, "user.slice/user-5.slice/user@5.service/app.slice");
+        snprintf(p, sizeof p, "%s/autogroup-sid-77.scope", m); mk(top, p);
+        snprintf(p, sizeof p, "%s/autogroup-sid-77.scope/cpu.weight", m); wr(top, p, "100\n");
+        snprintf(p, sizeof p, "%s/autogroup-sid-\xe2\x80\xae\x1b[2J.scope", m); mk(top, p);   /* bidi, escape */
+        snprintf(p, sizeof p, "%s/tmux-spawn-1.scope", m); mk(top, p);                    /* not ours */
+        mk(top, "user.slice/user-5.slice/other.service");
+        mk(top, "user.slice/user-6.slice");
+        mk(top, "user.slice/something-else");
+
+        assert_int_equal(ag_status_systemd_collect(&h, (uid_t) -1, &s), 0);
+        assert_non_null(s->tree);
+        assert_true(s->systemd);
+        assert_int_equal(s->tree->n_children, 2);               /* user-5, user-6 */
+        AgStatusNode *u5 = s->tree->children[0];
+        assert_string_equal(u5->name, "user-5.slice");
+        assert_true(u5->is_user);
+        assert_int_equal(u5->uid, 5);
+        assert_int_equal(u5->weight, 300);
+        assert_int_equal(u5->quota_us, 150000);
+        assert_int_equal(u5->cpu_usec, 2500000);
+        assert_int_equal(u5->n_children, 2);                    /* session-3.scope, user@5.service */
+        assert_string_equal(u5->children[0]->name, "session-3.scope");
+        assert_int_equal(u5->children[0]->procs, 2);
+        assert_string_equal(u5->children[1]->name, "user@5.service");
+        assert_int_equal(u5->children[1]->n_children, 2);       /* the two autogroup-sid scopes */
+        assert_string_equal(u5->children[1]->children[0]->name, "app.slice/autogroup-sid-77.scope");
+        assert_string_equal(u5->children[1]->children[0]->kind, "terminal");
+
+        f = open_memstream(&text, &len);
+        ag_status_print(s, f, false);
+        fclose(f);
+        f = open_memstream(&json, &len);
+        ag_status_print_json(s, f);
+        fclose(f);
+        print_message("%s%s", text, json);
+        assert_non_null(strstr(text, "user-5.slice"));
+        assert_non_null(strstr(text, "app.slice/autogroup-sid-77.scope"));
+        assert_non_null(strstr(text, "150%"));
+        assert_non_null(strstr(text, "systemd mode"));
+        assert_null(strstr(text, "No groups"));
+        assert_null(strstr(text, "\xe2\x80\xae"));              /* neither bidi nor escape reach the terminal */
+        assert_null(strstr(text, "\x1b"));
+        assert_null(strstr(json, "\x1b"));
+        assert_non_null(strstr(json, "\"mode\":\"systemd\""));
+        assert_non_null(strstr(json, "\"kind\":\"terminal\""));
+        free(text);
+        free(json);
+        ag_status_free(s);
+
+        /* one user only */
+        assert_int_equal(ag_status_systemd_collect(&h, 6, &s), 0);
+        assert_int_equal(s->tree->n_children, 1);
+        assert_string_equal(s->tree->children[0]->name, "user-6.slice");
+        ag_status_free(s);
+
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
+        assert_int_equal(system(cmd), 0);
+
+        /* no user.slice: no tree, and the text says why */
+        assert_non_null(mkdtemp(strcpy(top, "/tmp/ag-unit-status.XXXXXX")));
+        h.mount = top;
+        assert_int_equal(ag_status_systemd_collect(&h, (uid_t) -1, &s), 0);
+        assert_null(s->tree);
+        f = open_memstream(&text, &len);
+        ag_status_print(s, f, false);
+        fclose(f);
+        assert_non_null(strstr(text, "No user slices"));
+        free(text);
+        ag_status_free(s);
+        rmdir(top);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mode_names),
@@ -292,6 +572,11 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scope_no_socket, dirs_setup, dirs_teardown),
                 cmocka_unit_test_setup_teardown(test_scope_private_never_answers, dirs_setup, dirs_teardown),
                 cmocka_unit_test_setup_teardown(test_scope_user_bus_never_answers, dirs_setup, dirs_teardown),
+                cmocka_unit_test(test_user_bus_address),
+                cmocka_unit_test_setup_teardown(test_scope_unixexec_refused, dirs_setup, dirs_teardown),
+                cmocka_unit_test(test_deadline_blocked_alarm),
+                cmocka_unit_test(test_slice_forget),
+                cmocka_unit_test(test_status_systemd),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

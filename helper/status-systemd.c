@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+/* "autogroup status" in pam_autogroup's systemd mode: the units systemd and
+ * logind made for the logins, read from their cgroups on the unified
+ * hierarchy through directory fds (no symlink followed), bounded per user:
+ *
+ *   /user.slice
+ *     user-UID.slice                    CPUWeight=, CPUQuota= from pam_autogroup
+ *       session-N.scope                 the logins (CPUWeight=100 through pam_systemd)
+ *       user@UID.service                the user's manager
+ *         app.slice/autogroup-sid-S.scope   the terminals "autogroup enter" placed
+ *
+ * The result has the shape of the cgroupfs mode's (status.h), so that it is
+ * printed the same way, as text or JSON. */
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "acct.h"
+#include "status.h"
+#include "systemd.h"
+#include "util.h"
+
+/* Children listed below one user slice and below one user manager: what a
+ * user makes (sessions, scopes of their own manager) cannot hide another
+ * user's slice. */
+#define SD_STATUS_MAX_CHILDREN 256
+
+static int read_ll(int fd, const char *name, long long *ret) {
+        char buf[64], *end;
+        long long v;
+        int r;
+
+        r = ag_read_small_file(fd, name, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        errno = 0;
+        v = strtoll(buf, &end, 10);
+        if (errno != 0 || end == buf || (*end && *end != '\n'))
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* cpu.weight, cpu.max, cpu.idle, CPU time and process count of a v2 group */
+static void read_values(int fd, AgStatusNode *n) {
+        char buf[128];
+        AgCpuUsage u;
+        long long v;
+
+        n->weight = n->shares = -1;
+        n->quota_us = -2;
+        n->period_us = 0;
+        n->idle = -1;
+        n->cpu_usec = -1;
+        if (read_ll(fd, "cpu.weight", &v) >= 0)
+                n->weight = (long) v;
+        if (ag_read_small_file(fd, "cpu.max", buf, sizeof buf) >= 0) {
+                char *sp = strchr(buf, ' ');
+
+                if (sp) {
+                        long long p;
+
+                        *sp = 0;
+                        p = strtoll(sp + 1, NULL, 10);
+                        n->period_us = p > 0 ? (unsigned long) p : 0;
+                        n->quota_us = strcmp(buf, "max") == 0 ? -1 : strtoll(buf, NULL, 10);
+                }
+        }
+        if (read_ll(fd, "cpu.idle", &v) >= 0)
+                n->idle = v != 0;
+        if (ag_acct_read_group(2, fd, &u) >= 0)
+                n->cpu_usec = u.usec;
+        n->procs = ag_cg_count_procs(fd);
+        if (n->procs < 0)
+                n->procs = -1;
+}
+
+static int node_new(const char *parent_path, const char *name, unsigned depth, const char *kind,
+                    AgStatusNode **ret) {
+        AgStatusNode *n = calloc(1, sizeof *n);
+
+        if (!n)
+                return -ENOMEM;
+        n->depth = depth;
+        n->kind = kind;
+        n->name = strdup(name);
+        if (!n->name || asprintf(&n->path, "%s/%s", parent_path, name) < 0) {
+                free(n->name);
+                free(n);
+                return -ENOMEM;
+        }
+        *ret = n;
+        return 0;
+}
+
+static int add_child(AgStatusNode *parent, AgStatusNode *child) {
+        AgStatusNode **v = realloc(parent->children, (parent->n_children + 1) * sizeof *v);
+
+        if (!v)
+                return -ENOMEM;
+        v[parent->n_children++] = child;
+        parent->children = v;
+        return 0;
+}
+
+static int cmp_nodes(const void *a, const void *b) {
+        return strverscmp((*(AgStatusNode *const *) a)->name, (*(AgStatusNode *const *) b)->name);
+}
+
+/* Adds a child for each subdirectory of fd that match() accepts, at most max
+ * (then parent->truncated), with its values. For each child, descend (may be
+ * NULL) is called with its fd. */
+static int add_units(AgStatusNode *parent, int fd, unsigned depth, size_t max,
+                     bool (*match)(const char *name, void *userdata),
+                     void *userdata, const char *(*kind)(const char *name),
+                     int (*descend)(AgStatusNode *child, int fd, void *userdata)) {
+        struct dirent *de;
+        DIR *d;
+        int r = 0;
+
+        r = ag_opendir_dup(fd, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int cfd = -EBADF;
+                AgStatusNode *child = NULL;
+
+                if (de->d_type != DT_DIR || !match(de->d_name, userdata))
+                        continue;
+                if (parent->n_children >= max) {
+                        parent->truncated = true;
+                        break;
+                }
+                cfd = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (cfd < 0)
+                        continue;       /* gone meanwhile */
+                r = node_new(parent->path, de->d_name, depth, kind(de->d_name), &child);
+                if (r < 0)
+                        break;
+                read_values(cfd, child);
+                r = add_child(parent, child);
+                if (r < 0) {
+                        free(child->name);
+                        free(child->path);
+                        free(child);
+                        break;
+                }
+                if (descend) {
+                        r = descend(child, cfd, userdata);
+                        if (r < 0)
+                                break;
+                }
+        }
+        closedir(d);
+        if (parent->n_children > 1)
+                qsort(parent->children, parent->n_children, sizeof *parent->children, cmp_nodes);
+        return r < 0 ? r : 0;
+}
+
+static bool has_prefix_suffix(const char *s, const char *prefix, const char *suffix) {
+        size_t n = strlen(s), p = strlen(prefix), x = strlen(suffix);
+
+        return n > p + x && strncmp(s, prefix, p) == 0 && strcmp(s + n - x, suffix) == 0;
+}
+
+static bool match_terminal(const char *name, void *userdata) {
+        (void) userdata;
+        return has_prefix_suffix(name, AG_TERMINAL_SCOPE_PREFIX, ".scope");
+}
+
+static const char *kind_terminal(const char *name) {
+        (void) name;
+        return "terminal";
+}
+
+/* user@UID.service: the terminals' scopes in its app.slice */
+static int descend_manager(AgStatusNode *manager, int fd, void *userdata) {
+        _cleanup_close_ int afd = -EBADF;
+        _cleanup_free_ char *path = NULL;
+        char *saved;
+        int r;
+
+        (void) userdata;
+        afd = openat(fd, AG_TERMINAL_SCOPE_SLICE, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (afd < 0)
+                return 0;
+        /* the scopes are named "app.slice/autogroup-sid-S.scope" below the manager */
+        if (asprintf(&path, "%s/%s", manager->path, AG_TERMINAL_SCOPE_SLICE) < 0)
+                return -ENOMEM;
+        saved = manager->path;
+        manager->path = path;
+        r = add_units(manager, afd, 3, SD_STATUS_MAX_CHILDREN, match_terminal, NULL, kind_terminal, NULL);
+        manager->path = saved;
+        for (size_t i = 0; r >= 0 && i < manager->n_children; i++) {
+                char *name = NULL;
+
+                if (asprintf(&name, "%s/%s", AG_TERMINAL_SCOPE_SLICE, manager->children[i]->name) < 0)
+                        return -ENOMEM;
+                free(manager->children[i]->name);
+                manager->children[i]->name = name;
+        }
+        return r;
+}
+
+typedef struct UserMatch {
+        uid_t uid;
+} UserMatch;
+
+static bool match_user_unit(const char *name, void *userdata) {
+        const UserMatch *m = userdata;
+        char manager[64];
+
+        snprintf(manager, sizeof manager, "user@%lu.service", (unsigned long) m->uid);
+        return has_prefix_suffix(name, "session-", ".scope") || strcmp(name, manager) == 0;
+}
+
+static const char *kind_user_unit(const char *name) {
+        return strncmp(name, "session-", 8) == 0 ? "session" : "manager";
+}
+
+static int descend_user_unit(AgStatusNode *child, int fd, void *userdata) {
+        (void) userdata;
+        if (strcmp(child->kind, "manager") == 0)
+                return descend_manager(child, fd, NULL);
+        return 0;
+}
+
+/* "user-UID.slice": its uid */
+static bool user_slice_uid(const char *name, uid_t *ret) {
+        unsigned long v;
+        char num[32];
+        size_t n;
+
+        if (!has_prefix_suffix(name, "user-", ".slice"))
+                return false;
+        n = strlen(name) - strlen("user-") - strlen(".slice");
+        if (n >= sizeof num)
+                return false;
+        memcpy(num, name + 5, n);
+        num[n] = 0;
+        if (ag_safe_atoul(num, (uid_t) -2, &v) < 0)
+                return false;
+        *ret = (uid_t) v;
+        return true;
+}
+
+typedef struct SliceMatch {
+        uid_t only_uid;
+} SliceMatch;
+
+static bool match_user_slice(const char *name, void *userdata) {
+        const SliceMatch *m = userdata;
+        uid_t uid;
+
+        return user_slice_uid(name, &uid) && (m->only_uid == (uid_t) -1 || uid == m->only_uid);
+}
+
+static const char *kind_user_slice(const char *name) {
+        (void) name;
+        return "user";
+}
+
+static int descend_user_slice(AgStatusNode *slice, int fd, void *userdata) {
+        struct passwd *pw;
+        UserMatch um;
+
+        (void) userdata;
+        if (!user_slice_uid(slice->name, &um.uid))
+                return 0;
+        slice->is_user = true;
+        slice->uid = um.uid;
+        pw = getpwuid(um.uid);
+        if (pw && !(slice->user_name = strdup(pw->pw_name)))
+                return -ENOMEM;
+        return add_units(slice, fd, 2, SD_STATUS_MAX_CHILDREN, match_user_unit, &um, kind_user_unit, descend_user_unit);
+}
+
+int ag_status_systemd_collect(const AgHierarchy *h, uid_t only_uid, AgStatus **ret) {
+        _cleanup_close_ int mfd = -EBADF, ufd = -EBADF;
+        SliceMatch sm = { .only_uid = only_uid };
+        AgStatus *s;
+        int r;
+
+        if (h->version != 2)
+                return -EOPNOTSUPP;
+        r = ag_hierarchy_open(h, &mfd);
+        if (r < 0)
+                return r;
+        s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        s->version = 2;
+        s->systemd = true;
+        s->cpu_source = "cpu.stat";
+        s->only_one_user = only_uid != (uid_t) -1;
+        s->only_uid = only_uid;
+        if (!(s->mount = strdup(h->mount)) || !(s->root = strdup("/user.slice"))) {
+                ag_status_free(s);
+                return -ENOMEM;
+        }
+        ufd = openat(mfd, "user.slice", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (ufd < 0) {
+                *ret = s;       /* no tree: nobody logged in through logind */
+                return 0;
+        }
+        s->tree = calloc(1, sizeof *s->tree);
+        if (!s->tree || !(s->tree->name = strdup("user.slice")) || !(s->tree->path = strdup("/user.slice"))) {
+                ag_status_free(s);
+                return -ENOMEM;
+        }
+        s->tree->kind = "slice";
+        read_values(ufd, s->tree);
+        r = add_units(s->tree, ufd, 1, AG_STATUS_MAX_NODES, match_user_slice, &sm, kind_user_slice, descend_user_slice);
+        if (r < 0) {
+                ag_status_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+void ag_explain_systemd(const AgPolicy *policy, uid_t uid, FILE *out) {
+        AgUnitValues v;
+        char slice[64], weight[32], quota[64];
+
+        ag_policy_to_unit_values(policy, &v);
+        if (ag_user_slice_name(uid, slice, sizeof slice) < 0)
+                return;
+        if (v.cpu_weight == AG_SYSTEMD_CPU_WEIGHT_IDLE)
+                snprintf(weight, sizeof weight, "idle");
+        else
+                snprintf(weight, sizeof weight, "%llu", (unsigned long long) v.cpu_weight);
+        if (v.cpu_quota_per_sec_usec == AG_SYSTEMD_USEC_INFINITY)
+                snprintf(quota, sizeof quota, "CPUQuota= (none, CPUQuotaPerSecUSec=infinity)");
+        else
+                snprintf(quota, sizeof quota, "CPUQuota=%ld%% (CPUQuotaPerSecUSec=%llu)", (long) policy->max_pct,
+                         (unsigned long long) v.cpu_quota_per_sec_usec);
+        fprintf(out, "mode: systemd (systemd on cgroup v2 with cpu, what mode=auto picks here): "
+                "no cgroup of pam_autogroup's own; unit properties instead\n");
+        fprintf(out, "%s CPUWeight=%s %s\n", slice, weight, quota);
+        fprintf(out, "  runtime properties (SetUnitProperties, /run/systemd/system.control/%s.d), set at each login\n",
+                slice);
+        if (policy->sessions)
+                fprintf(out, "session-N.scope CPUWeight=%u (handed to pam_systemd, which must come after "
+                        "pam_autogroup)\n", AG_WEIGHT_DEFAULT);
+        else
+                fprintf(out, "session-N.scope: systemd's default weight (sessions no)\n");
+        fprintf(out, "terminals (autogroup enter): user@%ju.service/%s/%s<sid>.scope CPUWeight=%llu\n",
+                (uintmax_t) uid, AG_TERMINAL_SCOPE_SLICE, AG_TERMINAL_SCOPE_PREFIX,
+                (unsigned long long) AG_TERMINAL_SCOPE_WEIGHT);
+        if (policy->pool[0])
+                fprintf(out, "pool %s: not applied in the systemd mode\n", policy->pool);
+}
