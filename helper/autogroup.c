@@ -237,7 +237,7 @@ static void print_other_root(void *userdata, const char *root) {
  * when none of them holds groups, the other roots that do. */
 static int status_pam_roots(const Args *a, const AgHierarchy *h, uid_t only, bool json) {
         AgTargets t;
-        bool any = false;
+        bool any = false, systemd_shown = false;
         int r;
 
         r = ag_targets_from_pam(a->pam_dir, false, a->root, NULL, &t);
@@ -249,14 +249,26 @@ static int status_pam_roots(const Args *a, const AgHierarchy *h, uid_t only, boo
                 r = ag_status_collect(h, t.v[i].value, only, &s);
                 if (r < 0)
                         break;
+                /* a line whose mode is systemd here: its groups are systemd's
+                 * user slices and scopes (shown once, whatever the lines) */
+                if (!s->tree && ag_target_is_systemd(&t.v[i], h)) {
+                        ag_status_free(s);
+                        s = NULL;
+                        if (systemd_shown) {
+                                if (!json)
+                                        printf("mode=systemd here: its groups are the user slices shown above\n");
+                                continue;
+                        }
+                        r = ag_status_systemd_collect(h, only, &s);
+                        if (r < 0)
+                                break;
+                        systemd_shown = true;
+                }
                 any |= s->tree != NULL;
                 if (json)
                         ag_status_print_json(s, stdout);
                 else
                         ag_status_print(s, stdout, want_unicode());
-                if (!json && !s->tree && ag_target_is_systemd(&t.v[i], h))
-                        printf("mode=systemd here: the module's groups are systemd's user slices and session "
-                               "scopes (systemctl status user.slice)\n");
                 ag_status_free(s);
         }
         if (r >= 0 && !any && !json) {
