@@ -44,6 +44,7 @@
 #define DATA_NAME "pam_autogroup"
 #define DATA_USER_NAME "pam_autogroup_user"    /* struct open_user */
 #define ENV_NAME "AUTOGROUP_SESSION"
+#define INTERACTIVE_ENV_NAME "AUTOGROUP_INTERACTIVE"   /* helper/run.h AG_INTERACTIVE_ENV */
 
 /* option flags */
 #define PAM_DEBUG_ARG   0x0001
@@ -472,6 +473,10 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         snprintf(env, sizeof env, ENV_NAME "=%s", s->path);
         if (pam_putenv(pamh, env) != PAM_SUCCESS)
                 pam_syslog(pamh, LOG_WARNING, "cannot set %s", ENV_NAME);
+        /* the item "interactive", for "autogroup run/set --latency" */
+        snprintf(env, sizeof env, INTERACTIVE_ENV_NAME "=%u", policy.interactive);
+        if (pam_putenv(pamh, env) != PAM_SUCCESS)
+                pam_syslog(pamh, LOG_WARNING, "cannot set %s", INTERACTIVE_ENV_NAME);
 
         /* latency classes (issue 11): a kernel without cpu.idle (before 5.15) */
         if ((ctl.flags & PAM_DEBUG_ARG) && policy.idle && ag_kernel_has_cpu_idle(h, s->path) == 0)
