@@ -7,7 +7,8 @@
  *                                                cgroup2 mount without the cpu controller
  * Actions, run in order:
  *   open | close          pam_open_session / pam_close_session; prints "open=<rc name>"
- *   env                   prints AUTOGROUP_SESSION from the PAM environment
+ *   env                   prints AUTOGROUP_SESSION (and AUTOGROUP_INTERACTIVE when set) from
+ *                         the PAM environment
  *   cgroup                prints this process's cgroup in the cpu (or given) hierarchy
  *   run-user CMD          fork, drop to USER (initgroups/setgid/setuid), sh -c CMD, wait
  *   spawn-user CMD        the same without waiting (a lingering process)
@@ -154,6 +155,9 @@ int main(int argc, char **argv) {
                 } else if (strcmp(a, "env") == 0) {
                         const char *v = pam ? pam_getenv(pamh, "AUTOGROUP_SESSION") : (s ? s->path : NULL);
                         printf("AUTOGROUP_SESSION=%s\n", v ? v : "");
+                        v = pam ? pam_getenv(pamh, "AUTOGROUP_INTERACTIVE") : NULL;
+                        if (v)
+                                printf("AUTOGROUP_INTERACTIVE=%s\n", v);
                 } else if (strcmp(a, "cgroup") == 0) {
                         AgHierarchy *hh = h;
                         char *path = NULL;
