@@ -78,6 +78,8 @@ static void usage(FILE *f) {
               "  set [--latency CLASS] [--weight W] [--idle yes|no] [--verbose] PID|LEAF\n"
               "                                  change a running process or a leaf of your session\n"
               "                                  CLASS: 0|batch 1|normal 2|interactive 3|audio\n"
+              "                                  (at interactive 1, 2 from AUTOGROUP_INTERACTIVE, and\n"
+              "                                  no --weight: the leaf's weight from the class)\n"
               "  container-init [--leaf NAME]    (root) in a cgroup v2 container: move the container's\n"
               "                                  processes into a leaf (default " AG_CONTAINER_LEAF ") and enable cpu\n"
               "\n"
@@ -568,7 +570,8 @@ static int verb_gc(const Args *a) {
 static int parse_run_options(const char *verb, int argc, char **argv, AgRunOptions *o) {
         int i;
 
-        *o = (AgRunOptions) { .latency = AG_LATENCY_DEFAULT, .idle = -1 };
+        *o = (AgRunOptions) { .latency = AG_LATENCY_DEFAULT, .idle = -1,
+                              .interactive = ag_interactive_from_string(getenv(AG_INTERACTIVE_ENV)) };
         for (i = 0; i < argc; i++) {
                 const char *s = argv[i], *v = NULL;
                 unsigned long w;

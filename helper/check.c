@@ -44,6 +44,9 @@ void ag_item_value_format(AgItem item, long value, char *buf, size_t size) {
         case AG_ITEM_LATENCY:
                 snprintf(buf, size, "%s", ag_latency_to_string((AgLatency) value) ?: "?");
                 break;
+        case AG_ITEM_INTERACTIVE:
+                snprintf(buf, size, "%ld", value);
+                break;
         default:
                 snprintf(buf, size, "%s", value ? "yes" : "no");
                 break;
@@ -226,13 +229,14 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                 case AG_ITEM_MAX: v = p.max_pct; break;
                 case AG_ITEM_SESSIONS: v = p.sessions; break;
                 case AG_ITEM_LATENCY: v = (long) p.latency; break;
+                case AG_ITEM_INTERACTIVE: v = (long) p.interactive; break;
                 default: v = p.idle; break;
                 }
                 if (item == AG_ITEM_POOL)
                         snprintf(value, sizeof value, "%s", p.pool[0] ? p.pool : "none");
                 else
                         ag_item_value_format(item, v, value, sizeof value);
-                print_source(out, "", 9, item, value, rule);
+                print_source(out, "", 11, item, value, rule);
         }
         /* latency classes */
         char sched[96];
@@ -240,6 +244,15 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
         fprintf(out, "scheduler: latency class %d (%s): %s, nice kept%s\n", (int) p.latency,
                 ag_latency_to_string(p.latency), sched,
                 p.latency == AG_LATENCY_NORMAL ? ", nothing changed at login" : "");
+        if (p.interactive == 0)
+                fprintf(out, "interactive: level 0: autogroup run --latency changes latency only\n");
+        else
+                fprintf(out, "interactive: level %u: the leaf of autogroup run --latency gets weight "
+                        "batch %u, normal %u, interactive %u, audio %u (login/ has %u; the user's share unchanged)\n",
+                        p.interactive, ag_latency_leaf_weight(AG_LATENCY_BATCH, p.interactive),
+                        ag_latency_leaf_weight(AG_LATENCY_NORMAL, p.interactive),
+                        ag_latency_leaf_weight(AG_LATENCY_INTERACTIVE, p.interactive),
+                        ag_latency_leaf_weight(AG_LATENCY_AUDIO, p.interactive), AG_WEIGHT_DEFAULT);
 
         /* pools: the pool's own limits and the lines that set them */
         AgPolicy pool;

@@ -54,7 +54,12 @@ int ag_run_open_session(const AgHierarchy *h, const char *root, pid_t pid, uid_t
         return 0;
 }
 
+unsigned ag_run_leaf_weight(const AgRunOptions *o) {
+        return ag_latency_pick_leaf_weight(o->weight, o->set_latency, o->latency, o->interactive);
+}
+
 int ag_run_leaf_apply(const AgHierarchy *h, int lfd, const AgRunOptions *o, bool *ret_idle_missing) {
+        unsigned weight = ag_run_leaf_weight(o);
         bool idle_missing = false;
         char buf[32];
         int r;
@@ -68,8 +73,8 @@ int ag_run_leaf_apply(const AgHierarchy *h, int lfd, const AgRunOptions *o, bool
                 else if (r < 0)
                         return r;
         }
-        if (o->weight > 0) {
-                unsigned long w = h->version == 2 ? o->weight : ag_weight_to_shares(o->weight);
+        if (weight > 0) {
+                unsigned long w = h->version == 2 ? weight : ag_weight_to_shares(weight);
 
                 snprintf(buf, sizeof buf, "%lu", w);
                 r = ag_write_file(lfd, h->version == 2 ? "cpu.weight" : "cpu.shares", buf);
@@ -329,6 +334,17 @@ static int leaf_latency(int lfd, AgLatency l, unsigned *ret_n, AgLatencyResult *
         return r;
 }
 
+/* Is the leaf at path (below the session sfd) the caller's own group, its
+ * weight file writable by the caller? */
+static bool leaf_is_users(int sfd, const char *path) {
+        _cleanup_close_ int lfd = -1;
+
+        if (ag_cg_open_path(sfd, path, &lfd) < 0)
+                return false;
+        return faccessat(lfd, "cpu.weight", W_OK, AT_EACCESS) == 0 ||
+               faccessat(lfd, "cpu.shares", W_OK, AT_EACCESS) == 0;
+}
+
 int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const char *target) {
         _cleanup_close_ int sfd = -1, lfd = -1;
         _cleanup_free_ char *spath = NULL, *rest = NULL;
@@ -355,7 +371,19 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
         }
         leaf = by_pid ? rest : target;
 
-        if (o->weight > 0 || o->idle >= 0) {
+        /* The table's weight for --latency (interactive 1, 2) where the
+         * process sits in a leaf that is not the user's (login/, or the
+         * session group itself): the class still applies, the weight not. */
+        AgRunOptions oo = *o;
+        if (o->weight == 0 && o->idle < 0 && ag_run_leaf_weight(o) > 0 && by_pid &&
+            (!*leaf || !leaf_is_users(sfd, leaf))) {
+                fprintf(stderr, "autogroup set: note: process %jd sits in %s/%s, whose weight is root's: "
+                                "latency class only (interactive %u)\n", (intmax_t) pid, spath,
+                        *leaf ? leaf : "", o->interactive);
+                oo.set_latency = false;         /* for ag_run_leaf_weight(): no table weight */
+        }
+
+        if (ag_run_leaf_weight(&oo) > 0 || o->idle >= 0) {
                 if (!*leaf) {
                         fprintf(stderr, "autogroup set: process %jd sits in the session group %s itself, "
                                         "whose weight is root's\n", (intmax_t) pid, spath);
@@ -367,7 +395,7 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
                                 r == -ELOOP || r == -ENOTDIR ? "not a group" : strerror(-r));
                         return 1;
                 }
-                r = ag_run_leaf_apply(h, lfd, o, &idle_missing);
+                r = ag_run_leaf_apply(h, lfd, &oo, &idle_missing);
                 if (r < 0) {
                         fprintf(stderr, "autogroup set: cannot change %s/%s: %s%s\n", spath, leaf, strerror(-r),
                                 r == -EACCES || r == -EPERM ? " (only leaves you made yourself are yours to change; "

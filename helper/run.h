@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include "env.h"
+
 /* Latency classes: "autogroup run" and "autogroup set".
  *
  *   run [--latency CLASS] [--weight W] [--idle] -- CMD [ARGS...]
  *       makes a leaf <session>/run-<pid> of its own inside the caller's
  *       session, gives it the weight (and cpu.idle), starts CMD in it with the
  *       latency class, waits for it, and removes the leaf once it is empty.
+ *       Without --weight, at interactive 1 or 2 the leaf of a class gets the
+ *       weight of the table in lib/latency.h.
  *   set [--latency CLASS] [--weight W] [--idle yes|no] PID|LEAF
  *       changes a running process (its class; the weight and idle flag of
  *       the leaf it is in) or a leaf of the caller's session (every process
@@ -33,7 +37,14 @@ typedef struct AgRunOptions {
         unsigned weight;               /* 0: leave as it is; else 1..10000 (v1: shares = weight * 1024 / 100) */
         int idle;                      /* -1: leave; 0 or 1: cpu.idle */
         bool verbose;
+        unsigned interactive;          /* the item "interactive" (0..2): with --latency and no
+                                        * --weight, the leaf gets ag_latency_leaf_weight() */
 } AgRunOptions;
+
+
+/* The weight the leaf gets: --weight when given, else the table's for the
+ * class and level when --latency is given, else 0 (not touched). */
+unsigned ag_run_leaf_weight(const AgRunOptions *o);
 
 /* The caller's delegated session: the same lookup "autogroup enter" does
  * (the cgroup of pid in /proc, parsed as /<root>/user-<uid>/<session>/...,

@@ -8,7 +8,7 @@
  * domain: user name | @group | min:max uid range (either end open) | *
  * item:   weight (1..10000) | max (N% or none) | sessions (yes|no) | idle (yes|no)
  *         | latency (0|batch, 1|normal, 2|interactive, 3|audio)
- *         | pool (NAME or none)
+ *         | pool (NAME or none) | interactive (0|1|2)
  * pools:  pool:NAME <weight|max|idle> <value> gives the pool NAME its limits
  *
  * Malformed lines are reported through the error callback (file, line,
@@ -44,6 +44,7 @@ typedef enum AgItem {
         AG_ITEM_LATENCY,
         /* pools */
         AG_ITEM_POOL,                  /* value in AgRule.str (NULL: "none") */
+        AG_ITEM_INTERACTIVE,           /* 0..AG_INTERACTIVE_MAX: leaf weights of latency classes */
         _AG_ITEM_MAX,
 } AgItem;
 
@@ -60,6 +61,12 @@ typedef enum AgLatency {
 } AgLatency;
 #define AG_LATENCY_DEFAULT AG_LATENCY_NORMAL
 
+/* The item "interactive": 0 (the default) a latency class changes only
+ * latency; 1 and 2 the leaf "autogroup run --latency" makes also gets a larger
+ * weight inside the user's own share (lib/latency.h has the table). */
+#define AG_INTERACTIVE_MAX 2
+#define AG_INTERACTIVE_DEFAULT 0
+
 /* "batch", "normal", "interactive", "audio"; NULL out of range. */
 const char *ag_latency_to_string(AgLatency l);
 /* A class number (0..3) or name; -EINVAL for anything else. */
@@ -74,7 +81,7 @@ typedef struct AgRule {
         uid_t uid_min, uid_max;        /* AG_DOMAIN_RANGE; open ends are 0 / (uid_t)-1 - 1 */
         AgItem item;
         long value;                    /* weight; max in percent or AG_MAX_NONE; 0/1 for booleans;
-                                        * an AgLatency for latency */
+                                        * an AgLatency for latency; 0..2 for interactive */
         const char *file;              /* points into AgConfig.files, valid as long as the config */
         unsigned line;
         /* pools */

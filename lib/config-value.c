@@ -31,6 +31,7 @@
 #define MSG_POOL_NAME        "invalid pool name (expected 1.." STRINGIFY(AG_POOL_NAME_MAX) \
                              " of a-z 0-9 _ -, starting with a letter or digit)"
 #define MSG_POOL             "invalid pool (expected a pool name or none)"
+#define MSG_INTERACTIVE      "invalid interactive (expected 0, 1 or 2)"
 
 static const char *const item_table[_AG_ITEM_MAX] = {
         [AG_ITEM_WEIGHT]   = "weight",
@@ -40,6 +41,7 @@ static const char *const item_table[_AG_ITEM_MAX] = {
         [AG_ITEM_POOL]     = "pool",
         /* latency classes */
         [AG_ITEM_LATENCY]  = "latency",
+        [AG_ITEM_INTERACTIVE] = "interactive",
 };
 
 /* latency classes */
@@ -253,6 +255,12 @@ const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
                 *ret = (long) l;
                 return NULL;
         }
+        case AG_ITEM_INTERACTIVE:
+                if (f->n != 1 || f->p[0] < '0' || f->p[0] > '0' + AG_INTERACTIVE_MAX)
+                        return MSG_INTERACTIVE;
+                *ret = f->p[0] - '0';
+                return NULL;
+
         /* pools: 1 for a name (the caller copies the field), 0 for none */
         case AG_ITEM_POOL:
                 if (field_eq(f, "none"))

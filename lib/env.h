@@ -14,3 +14,9 @@
  * a process sits is read from its real cgroup. */
 #define AG_MODE_ENV         "AUTOGROUP_MODE"
 #define AG_MODE_ENV_SYSTEMD "systemd"
+
+/* AG_INTERACTIVE_ENV=0|1|2: the user's level of the item "interactive", for
+ * "autogroup run/set --latency". The user's to change: it only picks leaf
+ * weights inside the user's own session, which --weight can set to anything
+ * anyway. */
+#define AG_INTERACTIVE_ENV "AUTOGROUP_INTERACTIVE"

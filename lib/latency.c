@@ -55,6 +55,39 @@ uint64_t ag_latency_slice_ns(AgLatency l) {
         }
 }
 
+unsigned ag_latency_leaf_weight(AgLatency l, unsigned level) {
+        static const unsigned table[AG_INTERACTIVE_MAX + 1][_AG_LATENCY_MAX] = {
+                [1] = {
+                        [AG_LATENCY_BATCH] = AG_WEIGHT_DEFAULT,
+                        [AG_LATENCY_NORMAL] = AG_WEIGHT_DEFAULT,
+                        [AG_LATENCY_INTERACTIVE] = AG_LEAF_WEIGHT_INTERACTIVE_1,
+                        [AG_LATENCY_AUDIO] = AG_LEAF_WEIGHT_AUDIO_1,
+                },
+                [2] = {
+                        [AG_LATENCY_BATCH] = AG_WEIGHT_DEFAULT,
+                        [AG_LATENCY_NORMAL] = AG_WEIGHT_DEFAULT,
+                        [AG_LATENCY_INTERACTIVE] = AG_LEAF_WEIGHT_INTERACTIVE_2,
+                        [AG_LATENCY_AUDIO] = AG_LEAF_WEIGHT_AUDIO_2,
+                },
+        };
+
+        if (level > AG_INTERACTIVE_MAX || (unsigned) l >= _AG_LATENCY_MAX)
+                return 0;
+        return table[level][l];
+}
+
+unsigned ag_latency_pick_leaf_weight(unsigned weight, bool has_class, AgLatency l, unsigned level) {
+        if (weight > 0)
+                return weight;
+        return has_class ? ag_latency_leaf_weight(l, level) : 0;
+}
+
+unsigned ag_interactive_from_string(const char *s) {
+        if (!s || s[0] < '0' || s[0] > '0' + AG_INTERACTIVE_MAX || s[1])
+                return 0;
+        return (unsigned) (s[0] - '0');
+}
+
 void ag_latency_describe(AgLatency l, char *buf, size_t size) {
         uint64_t ns = ag_latency_slice_ns(l);
         const char *policy = ag_latency_policy(l) == SCHED_BATCH ? "SCHED_BATCH" : "SCHED_OTHER";

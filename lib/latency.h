@@ -44,6 +44,37 @@ typedef struct AgSchedAttr {
 
 #define AG_SCHED_FLAG_RESET_ON_FORK 0x01ULL
 
+/* The item "interactive" (Con Kolivas's levels 0, 1 and 2 of desktop
+ * interactivity): the weight of the leaf that "autogroup run --latency CLASS"
+ * makes (and that "autogroup set --latency CLASS" changes), as v2 cpu.weight
+ * (v1 cpu.shares = weight * 1024 / 100; the login leaf beside it has 100):
+ *
+ *   level   batch  normal  interactive  audio
+ *   0       -      -       -            -       the leaf's weight is not touched
+ *   1       100    100     200          400
+ *   2       100    100     400          1000
+ *
+ * A leaf only divides its session's share, which the user group above it
+ * (root's) bounds: the user's weight, cap and idle flag never change, so a
+ * level takes nothing from other users. An explicit --weight wins. */
+#define AG_LEAF_WEIGHT_INTERACTIVE_1   200U
+#define AG_LEAF_WEIGHT_AUDIO_1         400U
+#define AG_LEAF_WEIGHT_INTERACTIVE_2   400U
+#define AG_LEAF_WEIGHT_AUDIO_2        1000U
+
+/* The leaf weight of class l at level (0..AG_INTERACTIVE_MAX); 0 for "not
+ * touched" (level 0, or out of range). */
+unsigned ag_latency_leaf_weight(AgLatency l, unsigned level);
+
+/* The weight a leaf gets from "autogroup run/set": weight when given (> 0),
+ * else the table's for class l at level when has_class, else 0 (not
+ * touched). */
+unsigned ag_latency_pick_leaf_weight(unsigned weight, bool has_class, AgLatency l, unsigned level);
+
+/* A level as "0", "1" or "2" (the module's AUTOGROUP_INTERACTIVE); 0 for NULL
+ * or anything else. */
+unsigned ag_interactive_from_string(const char *s);
+
 /* The policy and slice of a class. */
 int ag_latency_policy(AgLatency l);
 uint64_t ag_latency_slice_ns(AgLatency l);

@@ -21,6 +21,7 @@ void ag_policy_init(AgPolicy *ret) {
                 .sessions = true,
                 .idle = false,
                 .latency = AG_LATENCY_DEFAULT,
+                .interactive = AG_INTERACTIVE_DEFAULT,
         };
 }
 
@@ -197,6 +198,8 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
         /* latency classes */
         if (best[AG_ITEM_LATENCY] && (unsigned long) best[AG_ITEM_LATENCY]->value < _AG_LATENCY_MAX)
                 p.latency = (AgLatency) best[AG_ITEM_LATENCY]->value;
+        if (best[AG_ITEM_INTERACTIVE] && (unsigned long) best[AG_ITEM_INTERACTIVE]->value <= AG_INTERACTIVE_MAX)
+                p.interactive = (unsigned) best[AG_ITEM_INTERACTIVE]->value;
         /* pools */
         if (best[AG_ITEM_POOL] && best[AG_ITEM_POOL]->str)
                 snprintf(p.pool, sizeof p.pool, "%s", best[AG_ITEM_POOL]->str);

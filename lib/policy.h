@@ -21,6 +21,7 @@ typedef struct AgPolicy {
         AgLatency latency;             /* default AG_LATENCY_NORMAL */
         /* pools */
         char pool[AG_POOL_NAME_MAX + 1]; /* the user's pool; "" for none (the default) */
+        unsigned interactive;          /* 0..AG_INTERACTIVE_MAX, default 0 */
 } AgPolicy;
 
 /* Answers whether the user is a member of group (primary or supplementary).

@@ -571,6 +571,10 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         snprintf(env, sizeof env, AG_SESSION_ENV "=%s", s->path);
         if (pam_putenv(pamh, env) != PAM_SUCCESS)
                 pam_syslog(pamh, LOG_WARNING, "cannot set %s", AG_SESSION_ENV);
+        /* the item "interactive", for "autogroup run/set --latency" */
+        snprintf(env, sizeof env, AG_INTERACTIVE_ENV "=%u", policy.interactive);
+        if (pam_putenv(pamh, env) != PAM_SUCCESS)
+                pam_syslog(pamh, LOG_WARNING, "cannot set %s", AG_INTERACTIVE_ENV);
 
         /* cgroup v2 checks only write access to the common ancestor's
          * cgroup.procs, not who owns the process: in a delegated session the

@@ -110,6 +110,9 @@ static void check_rule(const AgConfig *c, const AgRule *r) {
                 CHECK(r->value >= 0 && r->value < _AG_LATENCY_MAX);
                 CHECK(ag_latency_to_string((AgLatency) r->value));
                 break;
+        case AG_ITEM_INTERACTIVE:
+                CHECK(r->value >= 0 && r->value <= AG_INTERACTIVE_MAX);
+                break;
         default:
                 CHECK(r->value == 0 || r->value == 1);
         }
@@ -123,6 +126,7 @@ static void check_policy(const AgConfig *c, const AgPolicy *p) {
         CHECK(p->weight >= AG_WEIGHT_MIN && p->weight <= AG_WEIGHT_MAX);
         CHECK(p->max_pct == AG_MAX_NONE || (p->max_pct >= 1 && p->max_pct <= AG_MAX_PCT_MAX));
         CHECK((unsigned) p->latency < _AG_LATENCY_MAX);
+        CHECK(p->interactive <= AG_INTERACTIVE_MAX);
         for (size_t i = 0; i < _AG_ITEM_MAX; i++)
                 if (p->source[i]) {
                         check_rule(c, p->source[i]);

@@ -4,7 +4,9 @@
 # EEVDF custom slices): the module sets the class's policy and logs one debug
 # line about the missing slices, the rest of the policy applies; "autogroup
 # run" makes a leaf with cpu.weight and cpu.idle as the unprivileged user;
-# "autogroup set" cannot raise login/ or anything above the session.
+# "autogroup set" cannot raise login/ or anything above the session; the item
+# "interactive": run leaf cpu.weight per class at levels 0, 1 and 2, the user
+# group's and session's cpu.weight, cpu.max and cpu.idle unchanged.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 require_guest_v2
@@ -75,7 +77,53 @@ out=$(in_a "$AG run --weight 10000 -- sh -c 'L=\$(sed -n s/^0:://p /proc/self/cg
         echo weights \$(cat $CG2\$U/cpu.weight $CG2\$S/cpu.weight $CG2\$S/login/cpu.weight)'" 2>&1)
 check_eq "from a run leaf: user group, session and login/ weights unchanged" "weights 200 100 100" "$(grep '^weights' <<<"$out")"
 
-echo "# 3. cleanup"
+echo "# 3. interactive 0|1|2: the run leaf's cpu.weight per class and level (cgroup v2)"
+add_user "${TAG}c"; UC="${TAG}c"
+cat >"$T/inter.conf" <<CONF
+*     interactive  0
+$UA   interactive  2
+$UA   weight       200
+$UA   max          150%
+$UB   interactive  1
+CONF
+chmod 644 "$T/inter.conf"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' "$AG_MODULE" "$ROOT" "$T/inter.conf" >"$T/aginter"
+# what the user runs inside a session: a leaf per class, each printing its cpu.weight;
+# then --weight against the table, and set --latency on a leaf of the user's
+cat >"$U/classes.sh" <<'SH'
+for c in batch normal interactive audio; do
+        $AG run --latency $c -- sh -c 'cat /sys/fs/cgroup$(sed -n s/^0:://p /proc/self/cgroup)/cpu.weight'
+done | tr '\n' ' '; echo
+$AG run --latency audio --weight 50 -- sh -c 'echo explicit $(cat /sys/fs/cgroup$(sed -n s/^0:://p /proc/self/cgroup)/cpu.weight)'
+$AG run -- sh -c 'L=$(sed -n s/^0:://p /proc/self/cgroup); $AG set --latency audio ${L##*/} >/dev/null 2>&1; echo set $(cat /sys/fs/cgroup$L/cpu.weight)'
+L=$(sed -n s/^0:://p /proc/self/cgroup); S=${L%/*}; U=${S%/*}
+echo files $(cat /sys/fs/cgroup$U/cpu.weight /sys/fs/cgroup$U/cpu.max /sys/fs/cgroup$U/cpu.idle /sys/fs/cgroup$S/cpu.weight /sys/fs/cgroup$S/cpu.max /sys/fs/cgroup$S/cpu.idle /sys/fs/cgroup$S/login/cpu.weight)
+SH
+chmod 644 "$U/classes.sh"
+# per user: the level the module exports, then the script inside a fresh session at that level
+for u in "$UC" "$UB" "$UA"; do
+        lv=$("$AGDRV" --pam "$T" aginter "$u" open env close 2>&1 | sed -n 's/^AUTOGROUP_INTERACTIVE=//p')
+        out=$("$AGDRV" --pam "$T" aginter "$u" open run-user "AG='$AG' AUTOGROUP_INTERACTIVE=$lv sh $U/classes.sh" close 2>&1)
+        case $u in
+        "$UC") want_lv=0; want="100 100 100 100"; want_set=100; files="100 max 100000 0 100 max 100000 0 100" ;;
+        "$UB") want_lv=1; want="100 100 200 400"; want_set=400; files="100 max 100000 0 100 max 100000 0 100" ;;
+        *) want_lv=2; want="100 100 400 1000"; want_set=1000; files="200 150000 100000 0 100 max 100000 0 100" ;;
+        esac
+        check_eq "the module exports level $want_lv" "$want_lv" "$lv"
+        check_eq "level $want_lv: run leaf cpu.weight for batch normal interactive audio" "$want" \
+                "$(sed -n '/^[0-9 ]*$/p' <<<"$out" | head -n1 | sed 's/ $//')"
+        check_eq "level $want_lv: an explicit --weight 50 wins" "explicit 50" "$(grep '^explicit' <<<"$out")"
+        check_eq "level $want_lv: set --latency audio on a leaf of the user's" "set $want_set" "$(grep '^set' <<<"$out")"
+        check_eq "level $want_lv: user group and session weight, max, idle and login/ weight as the policy says" \
+                "files $files" "$(grep '^files' <<<"$out")"
+done
+out=$("$AGDRV" --pam "$T" aginter "$UC" open run-user "AUTOGROUP_INTERACTIVE=2 $AG run --latency audio -- sh -c 'L=\$(sed -n s/^0:://p /proc/self/cgroup); echo \$L \$(cat /sys/fs/cgroup\$L/cpu.weight)'" close 2>&1)
+check "level 2 by hand at a level-0 login: only a leaf of the user's own session" \
+        grep -q "^/$ROOT/user-$(id -u "$UC")/[^/]*/run-[0-9]* 1000\$" <<<"$out"
+out=$(setpriv --reuid="$UC" --regid="$(id -g "$UC")" --init-groups -- env AUTOGROUP_INTERACTIVE=2 $AG run --latency audio -- true 2>&1); rc=$?
+check_eq "outside any session, level 2 by hand: refused" 1 "$rc"
+
+echo "# 4. cleanup"
 touch "$T/a.go" "$T/b.go"; wait "$PID_a" "$PID_b" 2>/dev/null
 check_eq "no user group left behind" "" "$(ls -d "$CG"/user-* 2>/dev/null)"
 finish

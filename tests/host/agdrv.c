@@ -9,7 +9,8 @@
  *   open | close          pam_open_session / pam_close_session; prints "open=<rc name>"
  *   delegate=yes|no       --lib: whether the next opens hand the session to USER (default no,
  *                         like the module; with --pam the module line decides)
- *   env                   prints AUTOGROUP_SESSION from the PAM environment
+ *   env                   prints AUTOGROUP_SESSION (and AUTOGROUP_INTERACTIVE when set) from
+ *                         the PAM environment
  *   cgroup                prints this process's cgroup in the cpu (or given) hierarchy
  *   run-user CMD          fork, drop to USER (initgroups/setgid/setuid), sh -c CMD, wait
  *   spawn-user CMD        the same without waiting (a lingering process)
@@ -160,6 +161,9 @@ int main(int argc, char **argv) {
                 } else if (strcmp(a, "env") == 0) {
                         const char *v = pam ? pam_getenv(pamh, "AUTOGROUP_SESSION") : (s ? s->path : NULL);
                         printf("AUTOGROUP_SESSION=%s\n", v ? v : "");
+                        v = pam ? pam_getenv(pamh, "AUTOGROUP_INTERACTIVE") : NULL;
+                        if (v)
+                                printf("AUTOGROUP_INTERACTIVE=%s\n", v);
                 } else if (strcmp(a, "cgroup") == 0) {
                         AgHierarchy *hh = h;
                         char *path = NULL;

@@ -6,7 +6,10 @@
 # alone; a kernel without custom slices or without cpu.idle
 # (tests/host/noslice.so, LD_PRELOAD);
 # "autogroup run" and "autogroup set" as the unprivileged user, and attacks on
-# them: leaving the session, raising anything above it, other users' groups.
+# them: leaving the session, raising anything above it, other users' groups;
+# the item "interactive": the leaf weights "autogroup run/set --latency" give
+# at levels 0, 1 and 2, read back, the user's and session's files unchanged,
+# and attacks with it (leave the session, go above the user's share).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 [ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
@@ -197,6 +200,103 @@ check_eq "run --idle without cpu.idle: exit status of CMD" 5 "$rc"
 check "run --idle without cpu.idle: one note on stderr" grep -qx "autogroup run: note: the kernel has no cpu.idle (Linux 5.15 or later needed): idle not set, the rest applies" <<<"$out"
 check "run --idle without cpu.idle: the leaf has weight 300, idle not set" grep -qE "^leaf $S_A/run-[0-9]+ shares=3072 idle=0\$" <<<"$out"
 check_eq "run: no leaf left behind" "" "$(ls -d "$CPU$S_A"/run-* 2>/dev/null)"
+
+echo "# 4c. interactive 0|1|2: the leaf weight of autogroup run/set --latency, from one table"
+cat >"$T/inter.conf" <<CONF
+*               interactive  0
+@${TAG}v        interactive  1
+$UA             interactive  2
+$UA             max          150%
+CONF
+chmod 644 "$T/inter.conf"
+out=$("$HELPER" check "$T/inter.conf" 2>&1); rc=$?
+check_eq "check: interactive lines are valid" "0:$T/inter.conf: OK, 4 rules" "$rc:$(echo "$out" | tail -n1)"
+printf '* interactive 3\n* interactive yes\n* interactive 1\n' >"$T/bad-i.conf"; chmod 644 "$T/bad-i.conf"
+out=$("$HELPER" check "$T/bad-i.conf" 2>&1); rc=$?
+check "check: interactive 3 is an error naming file:line" grep -qx "$T/bad-i.conf:1: invalid interactive (expected 0, 1 or 2)" <<<"$out"
+check_eq "check: exit non-zero, 2 errors" "1:$T/bad-i.conf: 2 errors" "$rc:$(echo "$out" | tail -n1)"
+out=$("$HELPER" explain --conf "$T/inter.conf" "$UA" 2>&1)
+check "explain: interactive from the user line" grep -qE "^interactive +2 +from $T/inter.conf:3 \(rule text: $UA interactive 2\)" <<<"$out"
+check "explain: the level's leaf weights" grep -q "^interactive: level 2: the leaf of autogroup run --latency gets weight batch 100, normal 100, interactive 400, audio 1000" <<<"$out"
+out=$("$HELPER" explain --conf "$T/inter.conf" "$UC" 2>&1)
+check "explain: interactive from the @group line" grep -qE "^interactive +1 +from $T/inter.conf:2 " <<<"$out"
+out=$("$HELPER" explain --conf "$T/inter.conf" "$UD" 2>&1)
+check "explain: level 0 changes latency only" grep -q "^interactive: level 0: autogroup run --latency changes latency only" <<<"$out"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' "$AG_MODULE" "$ROOT" "$T/inter.conf" >"$T/aginter"
+# bgk NAME USER: a session through the aginter stack, open until $T/NAME.go exists
+bgk() {
+        "$AGDRV" --pam "$T" aginter "$2" open env cgroup wait-file "$T/$1.go" close >"$T/$1.out" 2>&1 &
+        track_pid $!
+        eval "PID_$1=$!"
+        wait_for "$T/$1.out" '^cgroup='
+}
+bgk k2 "$UA"; bgk k1 "$UC"; bgk k0 "$UD"
+check_eq "the module exports the level: A 2, C (@group) 1, D 0" "2 1 0" "$(val AUTOGROUP_INTERACTIVE k2) $(val AUTOGROUP_INTERACTIVE k1) $(val AUTOGROUP_INTERACTIVE k0)"
+# in_k NAME USER CMD: CMD as USER from the login/ leaf of session NAME, with the level the module exported
+in_k() { as_user "$2" "echo \$\$ > $CPU$(val AUTOGROUP_SESSION "$1")/login/cgroup.procs && AUTOGROUP_INTERACTIVE=$(val AUTOGROUP_INTERACTIVE "$1") $3"; }
+LEAF_SHARES="sh -c 'p=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3); echo \$p \$(cat $CPU\$p/cpu.shares)'"
+# files_of NAME: the user group's and the session's weight, cap and idle files, and login/'s weight
+files_of() {
+        local s; s=$CPU$(val AUTOGROUP_SESSION "$1")
+        cat "$(dirname "$s")"/cpu.shares "$(dirname "$s")"/cpu.cfs_quota_us "$(dirname "$s")"/cpu.idle \
+            "$s"/cpu.shares "$s"/cpu.cfs_quota_us "$s"/cpu.idle "$s"/login/cpu.shares | tr '\n' ' '
+}
+declare -A F_K
+for n in k0 k1 k2; do F_K[$n]=$(files_of $n); done
+check_eq "A's user group at max 150% (the cap the leaf weights stay under)" 150000 \
+        "$(cat "$(dirname "$CPU$(val AUTOGROUP_SESSION k2)")/cpu.cfs_quota_us")"
+# expected v1 shares of the run leaf, per level, for batch normal interactive audio
+declare -A WANT=([k0]="1024 1024 1024 1024" [k1]="1024 1024 2048 4096" [k2]="1024 1024 4096 10240")
+for n in k0 k1 k2; do
+        u=$UD; [ $n = k1 ] && u=$UC; [ $n = k2 ] && u=$UA
+        S_K=$(val AUTOGROUP_SESSION $n); got=""
+        for c in batch normal interactive audio; do
+                out=$(in_k $n "$u" "$AG run --latency $c -- $LEAF_SHARES" 2>&1)
+                case $out in "$S_K"/run-*" "*) got="$got ${out##* }" ;; *) got="$got ?($out)" ;; esac
+        done
+        check_eq "level ${n#k}: run leaf shares for batch normal interactive audio" "${WANT[$n]}" "${got# }"
+done
+out=$(in_k k2 "$UA" "$AG run --latency audio --weight 50 -- $LEAF_SHARES" 2>&1)
+check_eq "level 2: an explicit --weight wins over the table" 512 "${out##* }"
+out=$(in_k k2 "$UA" "$AG run -- $LEAF_SHARES" 2>&1)
+check_eq "level 2: run without --latency leaves the weight alone" 1024 "${out##* }"
+out=$(in_k k2 "$UA" "$AG run --latency audio -- sh -c '$SA \$\$'" 2>&1)
+check "level 2: the class still applies (slice 0.1 ms)" grep -q "policy=0 nice=0 runtime=100000\$" <<<"$out"
+# set --latency on a leaf of the user's and on a process in login/
+S_K2=$(val AUTOGROUP_SESSION k2)
+in_k k2 "$UA" "$AG run -- sh -c 'echo \$\$ > $U/k2.pid; exec sleep 600'" >/dev/null 2>&1 &
+track_pid $!; wait_for "$U/k2.pid" '^[0-9]+$'; K2P=$(cat "$U/k2.pid"); track_pid "$K2P"; K2L=$(basename "$(cgof "$K2P")")
+in_k k2 "$UA" "$AG set --latency audio $K2L" >/dev/null 2>&1; rc=$?
+check_eq "level 2: set --latency audio on a leaf: weight 1000 (shares 10240), slice 0.1 ms" "0 10240 100000" \
+        "$rc $(cat "$CPU$S_K2/$K2L/cpu.shares") $(attr "$K2P" runtime)"
+in_k k2 "$UA" "$AG set --latency normal $K2P" >/dev/null 2>&1; rc=$?
+check_eq "level 2: set --latency normal on its PID: weight back to 100" "0 1024" "$rc $(cat "$CPU$S_K2/$K2L/cpu.shares")"
+as_user "$UA" "echo \$\$ > $CPU$S_K2/login/cgroup.procs; echo \$\$ > $U/k2l.pid; exec sleep 600" & track_pid $!
+wait_for "$U/k2l.pid" '^[0-9]+$'; K2LP=$(cat "$U/k2l.pid"); track_pid "$K2LP"
+out=$(in_k k2 "$UA" "$AG set --latency audio $K2LP" 2>&1); rc=$?
+check_eq "level 2: set --latency on a process in login/: the class applies (exit 0)" "0 100000" "$rc $(attr "$K2LP" runtime)"
+check "level 2: ... and a note that login/'s weight is root's" grep -q "whose weight is root's: latency class only" <<<"$out"
+check_eq "level 2: login/'s weight unchanged" 1024 "$(cat "$CPU$S_K2/login/cpu.shares")"
+out=$(in_k k2 "$UA" "$AG set --latency audio --weight 10000 $K2LP" 2>&1); rc=$?
+check_eq "level 2: an explicit --weight on login/ is still refused" 1 "$rc"
+echo "# attacks with the knob, as the user"
+out=$(as_user "$UA" "AUTOGROUP_INTERACTIVE=2 $AG run --latency audio -- true" 2>&1); rc=$?
+check_eq "outside any session (root cgroup), level 2 given by hand: refused" "1:yes" \
+        "$rc:$(grep -q 'not inside one of your pam_autogroup sessions' <<<"$out" && echo yes)"
+out=$(in_k k2 "$UA" "AUTOGROUP_SESSION=$(val AUTOGROUP_SESSION k1) $AG run --latency audio -- $LEAF_SHARES" 2>&1)
+check "a forged AUTOGROUP_SESSION (C's session): the leaf is still in A's own session" grep -q "^$S_K2/run-[0-9]* 10240\$" <<<"$out"
+out=$(in_k k0 "$UD" "AUTOGROUP_INTERACTIVE=9 $AG run --latency audio -- $LEAF_SHARES" 2>&1)
+check_eq "an out-of-range level by hand is level 0" 1024 "${out##* }"
+out=$(in_k k0 "$UD" "AUTOGROUP_INTERACTIVE=2 $AG run --latency audio -- $LEAF_SHARES" 2>&1)
+check "level 2 by hand at a level-0 login: only the user's own leaf, in the own session" \
+        grep -q "^$(val AUTOGROUP_SESSION k0)/run-[0-9]* 10240\$" <<<"$out"
+in_k k2 "$UA" "$AG run --latency audio -- sh -c 'echo 262144 > $(dirname "$CPU$S_K2")/cpu.shares; echo -1 > $(dirname "$CPU$S_K2")/cpu.cfs_quota_us; echo 262144 > $CPU$S_K2/cpu.shares; echo 262144 > $CPU$S_K2/login/cpu.shares; echo \$\$ > $CPU/cgroup.procs; echo \$\$ > $CPU/$ROOT/cgroup.procs'" >/dev/null 2>&1
+for n in k0 k1 k2; do
+        check_eq "level ${n#k}: the user group's and session's weight, cap and idle, and login/'s weight unchanged" \
+                "${F_K[$n]}" "$(files_of $n)"
+done
+kill "$K2P" "$K2LP" 2>/dev/null
+for n in k0 k1 k2; do touch "$T/$n.go"; eval "wait \$PID_$n" 2>/dev/null; done
 
 echo "# 5. attacks: leave the session, raise anything above it, other users' groups"
 SH_U=$(cat "$CPU/$ROOT/user-$IA/cpu.shares"); SH_S=$(cat "$CPU$S_A/cpu.shares"); SH_L=$(cat "$CPU$S_A/login/cpu.shares")

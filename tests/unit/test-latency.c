@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for latency classes: the config item "latency"
- * (lib/config-value.c), its resolution (lib/policy.c) and the class ->
- * scheduler attribute mapping (lib/latency.c). The last test sets a class on
+/* Unit tests for latency classes: the config items "latency" and
+ * "interactive" (lib/config-value.c), their resolution (lib/policy.c), the
+ * class -> scheduler attribute mapping and the leaf weight table
+ * (lib/latency.c). The last test sets a class on
  * the test's own thread, which needs no privilege; on a kernel without custom
  * slices it checks the fallback instead. */
 #ifndef _GNU_SOURCE
@@ -191,6 +192,146 @@ static void test_mapping(void **state) {
         assert_int_equal(ag_latency_apply(0, _AG_LATENCY_MAX, &(AgLatencyResult) { 0 }), -EINVAL);
 }
 
+/* The item "interactive": its syntax, resolution like every other item, the
+ * leaf weight table and which weight a leaf of "autogroup run" gets. */
+#define E_INTERACTIVE "invalid interactive (expected 0, 1 or 2)"
+
+static void test_interactive_parse(void **state) {
+        static const struct { const char *line; AgDomainKind kind; long value; } ok[] = {
+                { "* interactive 0",             AG_DOMAIN_ALL,   0 },
+                { "alice interactive 2",         AG_DOMAIN_USER,  2 },
+                { "@video\tinteractive\t1\r",    AG_DOMAIN_GROUP, 1 },
+                { "1000: interactive 2 # note",  AG_DOMAIN_RANGE, 2 },
+        };
+        static const struct { const char *line; const char *msg; } bad[] = {
+                { "alice interactive 3",         E_INTERACTIVE },
+                { "alice interactive -1",        E_INTERACTIVE },
+                { "alice interactive 01",        E_INTERACTIVE },
+                { "alice interactive 10",        E_INTERACTIVE },
+                { "alice interactive yes",       E_INTERACTIVE },
+                { "alice interactive audio",     E_INTERACTIVE },
+                { "alice interactive 2 3",       "trailing garbage after value" },
+                { "alice Interactive 2",         "unknown item" },
+                { "pool:desk interactive 2",     "a pool:NAME domain takes only weight, max or idle" },
+        };
+
+        (void) state;
+        assert_string_equal(ag_item_to_string(AG_ITEM_INTERACTIVE), "interactive");
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+                const char *msg = "untouched";
+                AgRule rule;
+
+                assert_int_equal(ag_config_parse_line(ok[i].line, &rule, &msg), 1);
+                assert_string_equal(msg, "untouched");
+                assert_int_equal(rule.kind, ok[i].kind);
+                assert_int_equal(rule.item, AG_ITEM_INTERACTIVE);
+                assert_int_equal(rule.value, ok[i].value);
+                free(rule.name);
+        }
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                const char *msg = NULL;
+                AgRule rule;
+
+                assert_int_equal(ag_config_parse_line(bad[i].line, &rule, &msg), -EINVAL);
+                assert_non_null(msg);
+                assert_string_equal(msg, bad[i].msg);
+        }
+}
+
+static void test_interactive_resolve(void **state) {
+        static const char conf[] =
+                "*            interactive  1\n"         /* 1 */
+                "1000:1999    interactive  2\n"         /* 2 */
+                "@video       interactive  0\n"         /* 3 */
+                "@video       interactive  5\n"         /* 4: error, skipped */
+                "alice        interactive  2\n"         /* 5 */
+                "alice        pool         desk\n"      /* 6: a pool member */
+                "pool:desk    weight       300\n"       /* 7 */
+                "*            interactive  0\n";        /* 8: the later * line wins */
+        AgConfig *c = calloc(1, sizeof *c);
+        unsigned errors = 0;
+        AgPolicy p, pool;
+
+        (void) state;
+        assert_non_null(c);
+        assert_int_equal(ag_config_parse_buffer(c, "t.conf", conf, sizeof conf - 1, count_error, &errors), 1);
+        assert_int_equal(errors, 4);
+
+        ag_policy_init(&p);
+        assert_int_equal(p.interactive, 0);
+
+        ag_policy_resolve(c, "alice", 1500, in_group, NULL, &p);       /* user beats @group and range */
+        assert_int_equal(p.interactive, 2);
+        assert_int_equal(p.source[AG_ITEM_INTERACTIVE]->line, 5);
+        assert_string_equal(p.pool, "desk");                            /* pool members resolve it too */
+        assert_int_equal(p.weight, AG_WEIGHT_DEFAULT);                  /* the user's weight untouched */
+        ag_pool_policy_resolve(c, p.pool, &pool);
+        assert_int_equal(pool.weight, 300);
+        assert_int_equal(pool.interactive, 0);                          /* a pool has no level */
+
+        ag_policy_resolve(c, "bob", 1500, in_group, NULL, &p);         /* @group beats range */
+        assert_int_equal(p.interactive, 0);
+        assert_int_equal(p.source[AG_ITEM_INTERACTIVE]->line, 3);
+
+        ag_policy_resolve(c, "carol", 1500, NULL, NULL, &p);           /* range beats * */
+        assert_int_equal(p.interactive, 2);
+
+        ag_policy_resolve(c, "dave", 5000, NULL, NULL, &p);            /* * : the later line */
+        assert_int_equal(p.interactive, 0);
+        assert_int_equal(p.source[AG_ITEM_INTERACTIVE]->line, 8);
+
+        ag_policy_resolve(NULL, "dave", 5000, NULL, NULL, &p);         /* no config: default 0 */
+        assert_int_equal(p.interactive, 0);
+        assert_null(p.source[AG_ITEM_INTERACTIVE]);
+        ag_config_free(c);
+}
+
+static void test_interactive_table(void **state) {
+        (void) state;
+        /* level 0: no weight is touched, whatever the class */
+        for (AgLatency l = 0; l < _AG_LATENCY_MAX; l++)
+                assert_int_equal(ag_latency_leaf_weight(l, 0), 0);
+        /* levels 1 and 2: batch and normal keep the default, the rest grows */
+        assert_int_equal(ag_latency_leaf_weight(AG_LATENCY_BATCH, 1), 100);
+        assert_int_equal(ag_latency_leaf_weight(AG_LATENCY_NORMAL, 1), 100);
+        assert_int_equal(ag_latency_leaf_weight(AG_LATENCY_INTERACTIVE, 1), 200);
+        assert_int_equal(ag_latency_leaf_weight(AG_LATENCY_AUDIO, 1), 400);
+        assert_int_equal(ag_latency_leaf_weight(AG_LATENCY_BATCH, 2), 100);
+        assert_int_equal(ag_latency_leaf_weight(AG_LATENCY_NORMAL, 2), 100);
+        assert_int_equal(ag_latency_leaf_weight(AG_LATENCY_INTERACTIVE, 2), 400);
+        assert_int_equal(ag_latency_leaf_weight(AG_LATENCY_AUDIO, 2), 1000);
+        /* progressive: never less with a higher class or a higher level, all valid weights */
+        for (unsigned lv = 1; lv <= AG_INTERACTIVE_MAX; lv++)
+                for (AgLatency l = 0; l < _AG_LATENCY_MAX; l++) {
+                        unsigned w = ag_latency_leaf_weight(l, lv);
+                        assert_true(w >= AG_WEIGHT_MIN && w <= AG_WEIGHT_MAX);
+                        if (l > 0)
+                                assert_true(w >= ag_latency_leaf_weight(l - 1, lv));
+                        if (lv > 1)
+                                assert_true(w >= ag_latency_leaf_weight(l, lv - 1));
+                }
+        /* out of range */
+        assert_int_equal(ag_latency_leaf_weight(AG_LATENCY_AUDIO, 3), 0);
+        assert_int_equal(ag_latency_leaf_weight(_AG_LATENCY_MAX, 2), 0);
+        assert_int_equal(ag_latency_leaf_weight((AgLatency) -1, 2), 0);
+
+        /* which weight a leaf gets: --weight wins; no class, no table */
+        assert_int_equal(ag_latency_pick_leaf_weight(300, true, AG_LATENCY_AUDIO, 2), 300);
+        assert_int_equal(ag_latency_pick_leaf_weight(0, true, AG_LATENCY_AUDIO, 2), 1000);
+        assert_int_equal(ag_latency_pick_leaf_weight(0, true, AG_LATENCY_AUDIO, 0), 0);
+        assert_int_equal(ag_latency_pick_leaf_weight(0, false, AG_LATENCY_AUDIO, 2), 0);
+        assert_int_equal(ag_latency_pick_leaf_weight(0, true, AG_LATENCY_NORMAL, 1), 100);
+
+        /* the module's AUTOGROUP_INTERACTIVE; anything else is level 0 */
+        static const struct { const char *s; unsigned want; } env[] = {
+                { "0", 0 }, { "1", 1 }, { "2", 2 }, { "3", 0 }, { "02", 0 }, { "2 ", 0 }, { "", 0 },
+                { "-1", 0 }, { "x", 0 }, { "22", 0 },
+        };
+        for (size_t i = 0; i < sizeof env / sizeof env[0]; i++)
+                assert_int_equal(ag_interactive_from_string(env[i].s), env[i].want);
+        assert_int_equal(ag_interactive_from_string(NULL), 0);
+}
+
 /* On the running kernel, on the test's own thread: no privilege needed. */
 static void test_apply_self(void **state) {
         AgSchedAttr before, after;
@@ -237,6 +378,9 @@ int main(void) {
                 cmocka_unit_test(test_parse_line),
                 cmocka_unit_test(test_resolve),
                 cmocka_unit_test(test_mapping),
+                cmocka_unit_test(test_interactive_parse),
+                cmocka_unit_test(test_interactive_resolve),
+                cmocka_unit_test(test_interactive_table),
                 cmocka_unit_test(test_apply_self),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
