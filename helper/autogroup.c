@@ -29,7 +29,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
+
+#ifdef HAVE_LIBAUDIT
+#include <libaudit.h>
+#endif
 
 #include "cgroup.h"
 #include "check.h"
@@ -367,9 +372,51 @@ static int verb_explain(const Args *a) {
 
 /* ---- gc ---- */
 
+/* Every group gc removes: a line on stdout, the module's debug line
+ * ("removed PATH") through syslog, and the module's audit record
+ * (op=autogroup-remove) with the uid the path names. */
+struct gc_log {
+        int audit_fd;                  /* -1: none (no audit in the kernel, or not built) */
+        unsigned removed;
+};
+
+static void gc_audit(struct gc_log *g, const char *path) {
+#ifdef HAVE_LIBAUDIT
+        _cleanup_free_ char *copy = strdup(path);
+        const struct passwd *pw;
+        char msg[768], *acct = NULL;
+        uid_t uid = (uid_t) -1;
+
+        if (g->audit_fd < 0 || !copy)
+                return;
+        /* "/<root>/[pool-<name>/]user-<uid>[/...]": the first user-<uid> component */
+        for (char *c = strtok(copy, "/"); c; c = strtok(NULL, "/"))
+                if (ag_user_group_parse(c, &uid) >= 0)
+                        break;
+        pw = uid != (uid_t) -1 ? getpwuid(uid) : NULL;
+        acct = audit_encode_nv_string("acct", pw ? pw->pw_name : "?", 0);
+        if (uid != (uid_t) -1)
+                snprintf(msg, sizeof msg, "op=autogroup-remove %s uid=%lu cgroup=%s", acct ? acct : "acct=?",
+                         (unsigned long) uid, path);
+        else
+                snprintf(msg, sizeof msg, "op=autogroup-remove %s cgroup=%s", acct ? acct : "acct=?", path);
+        free(acct);
+        if (audit_log_user_message(g->audit_fd, AUDIT_TRUSTED_APP, msg, NULL, NULL, NULL, 1) <= 0 &&
+            errno != EPERM && errno != ECONNREFUSED)
+                syslog(LOG_ERR, "cannot write audit record: %m");
+#else
+        (void) g;
+        (void) path;
+#endif
+}
+
 static void print_removed(void *userdata, const char *path) {
-        (void) userdata;
+        struct gc_log *g = userdata;
+
         printf("removed %s\n", path);
+        syslog(LOG_DEBUG, "removed %s", path);
+        gc_audit(g, path);
+        g->removed++;
 }
 
 static int verb_gc(const Args *a) {
@@ -390,12 +437,29 @@ static int verb_gc(const Args *a) {
                         hierarchy_error(a, r));
                 return EXIT_FAILURE;
         }
-        r = ag_gc(h, a->root, print_removed, NULL);
+        struct gc_log g = { .audit_fd = -1 };
+        openlog("autogroup", LOG_PID, LOG_AUTHPRIV);
+#ifdef HAVE_LIBAUDIT
+        g.audit_fd = audit_open();
+        if (g.audit_fd < 0 && errno != EINVAL && errno != EPROTONOSUPPORT && errno != EAFNOSUPPORT)
+                syslog(LOG_ERR, "audit_open: %m");
+#endif
+        r = ag_gc(h, a->root, print_removed, &g);
         ag_hierarchy_free(h);
+#ifdef HAVE_LIBAUDIT
+        if (g.audit_fd >= 0)
+                audit_close(g.audit_fd);
+#endif
         if (r < 0) {
+                syslog(LOG_ERR, "gc below %s: %s", a->root, strerror(-r));
+                closelog();
                 fprintf(stderr, "autogroup gc: %s\n", strerror(-r));
                 return EXIT_FAILURE;
         }
+        if (g.removed > 0)
+                syslog(LOG_INFO, "gc: %u empty group%s removed below %s", g.removed, g.removed == 1 ? "" : "s",
+                       a->root);
+        closelog();
         printf("%d group%s removed\n", r, r == 1 ? "" : "s");
         return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
