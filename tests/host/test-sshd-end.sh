@@ -139,10 +139,14 @@ ends_clean() {
 }
 # clear_user UID: remove what a failed round left, so the next round starts clean
 clear_user() { rm_cgroup_tree "$CG/user-$1"; rm_cgroup_tree "$ACCT/$ROOT/user-$1"; }
-# wait_sleep USER N: until the user runs N "sleep" processes (at most 30 s)
+# live_sleeps USER: the user's "sleep" processes that have not exited. (An
+# exited process whose parent went first may stay a zombie for long: the
+# container's init here reaps late.)
+live_sleeps() { ps -u "$1" -o stat=,pid=,comm= 2>/dev/null | awk '$1 !~ /^Z/ && $3 == "sleep" { print $2 }'; }
+# wait_sleep USER N: until the user runs N live "sleep" processes (at most 30 s)
 wait_sleep() {
         local _
-        for _ in $(seq 300); do [ "$(pgrep -u "$1" -x sleep | wc -l)" -ge "$2" ] && return 0; sleep 0.1; done
+        for _ in $(seq 300); do [ "$(live_sleeps "$1" | wc -l)" -ge "$2" ] && return 0; sleep 0.1; done
         return 1
 }
 
@@ -165,18 +169,22 @@ for i in $(seq 20); do
         cp=$!
         if ! wait_sleep "$USR" 1; then echo "# round $i: no login"; kill -9 "$cp" 2>/dev/null; wait "$cp" 2>/dev/null; continue; fi
         [ "$i" = 1 ] && check "the killed client's sleep runs in its session's login/ leaf" \
-                grep -q "^/$ROOT/user-$IU/[^/]*/login\$" <(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "/proc/$(pgrep -u "$USR" -x sleep | head -n1)/cgroup")
+                grep -q "^/$ROOT/user-$IU/[^/]*/login\$" <(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "/proc/$(live_sleeps "$USR" | head -n1)/cgroup")
         kill -9 "$cp"; wait "$cp" 2>/dev/null
         if ends_clean "$USR" "$IU"; then good=$((good + 1)); else echo "# round $i left groups"; clear_user "$IU"; fi
 done
 check_eq "killed clients: every group gone within 5 s of the last process, rounds" 20 "$good"
 
 echo "# 2. 15 pairs of concurrent logins ending together"
+# Every other pair leaves a background job that finishes 0.3 s after the
+# logout (no terminal: nothing hangs it up).
+TAIL='sleep 1; (sleep 0.3 </dev/null >/dev/null 2>&1 &)'
 good=0
 for i in $(seq 15); do
-        "${SSH[@]}" -tt "$USR@127.0.0.1" 'sleep 1' </dev/null >/dev/null 2>&1 &
+        if [ $((i % 2)) = 0 ]; then cmd=$TAIL; tt=-T; else cmd='sleep 1'; tt=-tt; fi
+        "${SSH[@]}" "$tt" "$USR@127.0.0.1" "$cmd" </dev/null >/dev/null 2>&1 &
         a=$!
-        "${SSH[@]}" -tt "$USR@127.0.0.1" 'sleep 1' </dev/null >/dev/null 2>&1 &
+        "${SSH[@]}" "$tt" "$USR@127.0.0.1" "$cmd" </dev/null >/dev/null 2>&1 &
         b=$!
         wait "$a" "$b"
         if ends_clean "$USR" "$IU"; then good=$((good + 1)); else echo "# pair $i left groups"; clear_user "$IU"; fi
@@ -187,7 +195,7 @@ echo "# 3. ssh -tt with the session hook: a sid-* leaf, client killed"
 "${SSH[@]}" -tt "$USR@127.0.0.1" "exec sh -ic '. $T/hook.sh; exec sleep 300'" </dev/null >"$T/hook.out" 2>&1 &
 cp=$!
 wait_sleep "$USR" 1
-HCG=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "/proc/$(pgrep -u "$USR" -x sleep | head -n1)/cgroup" 2>/dev/null)
+HCG=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "/proc/$(live_sleeps "$USR" | head -n1)/cgroup" 2>/dev/null)
 check "the hook moved the shell into a sid-* leaf of its session ($HCG)" grep -q "^/$ROOT/user-$IU/[^/]*/sid-[0-9]*\$" <<<"$HCG"
 check "the session has a cpuacct mirror" test -d "$ACCT${HCG%/*}"
 kill -9 "$cp"; wait "$cp" 2>/dev/null
