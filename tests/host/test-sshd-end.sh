@@ -192,7 +192,10 @@ done
 check_eq "concurrent pairs: nothing left, pairs" 15 "$good"
 
 echo "# 3. ssh -tt with the session hook: a sid-* leaf, client killed"
-"${SSH[@]}" -tt "$USR@127.0.0.1" "exec sh -ic '. $T/hook.sh; exec sleep 300'" </dev/null >"$T/hook.out" 2>&1 &
+# The login shell runs its hangup trap once its foreground job (a sleep 1)
+# ends, and takes a moment more: it exits up to 1.3 s after the hangup.
+"${SSH[@]}" -tt "$USR@127.0.0.1" "exec sh -ic '. $T/hook.sh; trap \"sleep 0.3; exit 0\" HUP; while :; do sleep 1; done'" \
+        </dev/null >"$T/hook.out" 2>&1 &
 cp=$!
 wait_sleep "$USR" 1
 HCG=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "/proc/$(live_sleeps "$USR" | head -n1)/cgroup" 2>/dev/null)
