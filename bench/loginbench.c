@@ -2,7 +2,7 @@
  *
  * loginbench: cost of logins through real libpam inside one process.
  *
- *   loginbench CONFDIR USER ITERATIONS SERVICE...
+ *   loginbench [-m exiting|lingering] CONFDIR USER ITERATIONS SERVICE...
  *
  * One login is pam_start_confdir + pam_open_session + pam_close_session +
  * pam_end, as sshd's [priv] child, login or su do it once a login. The
@@ -12,7 +12,14 @@
  *   <service> n=<logins> median=<us> mean=<us> oc_median=<us> oc_mean=<us> cpu_median=<us> session=<AUTOGROUP_SESSION>
  * where median/mean time the whole login and oc_* the open+close pair alone
  * (wall clock), and cpu_median is the CPU time of the whole login
- * (CLOCK_THREAD_CPUTIME_ID), which waiting for a busy CPU does not inflate.
+ * (CLOCK_THREAD_CPUTIME_ID), which waiting for a busy CPU does not inflate;
+ * close_median, close_p99 and close_max time pam_close_session alone (the
+ * logout).
+ * -m exiting: between open and close a child of the login sits in the
+ * session and gets SIGHUP right before the close, as sshd's hangup of the
+ * terminal does: the close comes while it exits. -m lingering: the child
+ * lives on through the close (a nohup job) and is killed after it. The
+ * child is reaped after the close, outside the timed part.
  * Exits 1 when an open or close does not return PAM_SUCCESS. */
 
 #define _GNU_SOURCE
@@ -20,7 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <security/pam_appl.h>
 
@@ -54,16 +64,19 @@ static int cmp_d(const void *a, const void *b) {
 
 typedef struct Stats {
         const char *service;
-        double *total, *oc, *cpu;
+        double *total, *oc, *cpu, *close;
         size_t n;
         char session[256];
 } Stats;
 
+enum child_mode { CHILD_NONE, CHILD_EXITING, CHILD_LINGERING };
+
 /* One login; returns 0 or -1 (and says why). */
-static int login(const char *confdir, const char *user, Stats *s, bool record) {
+static int login(const char *confdir, const char *user, Stats *s, bool record, enum child_mode mode) {
         struct pam_conv c = { conv, NULL };
         pam_handle_t *pamh = NULL;
-        double t0, t1, t2, c0;
+        double t0, t1, t2, tc, c0;
+        pid_t child = 0;
         int rc;
 
         c0 = cpu_us();
@@ -84,8 +97,28 @@ static int login(const char *confdir, const char *user, Stats *s, bool record) {
                 const char *e = pam_getenv(pamh, "AUTOGROUP_SESSION");
                 snprintf(s->session, sizeof s->session, "%s", e && *e ? e : "-");
         }
+        if (mode != CHILD_NONE) {
+                child = fork();
+                if (child == 0) {
+                        for (;;)
+                                pause();
+                }
+                if (child < 0) {
+                        perror("loginbench: fork");
+                        pam_end(pamh, PAM_SUCCESS);
+                        return -1;
+                }
+                if (mode == CHILD_EXITING)
+                        (void) kill(child, SIGHUP);
+        }
+        tc = now_us();
         rc = pam_close_session(pamh, 0);
         t2 = now_us();
+        if (child > 0) {
+                if (mode == CHILD_LINGERING)
+                        (void) kill(child, SIGKILL);
+                (void) waitpid(child, NULL, 0);
+        }
         if (rc != PAM_SUCCESS) {
                 fprintf(stderr, "loginbench: %s: pam_close_session: %s\n", s->service, pam_strerror(pamh, rc));
                 pam_end(pamh, rc);
@@ -96,6 +129,7 @@ static int login(const char *confdir, const char *user, Stats *s, bool record) {
                 s->total[s->n] = now_us() - t0;
                 s->oc[s->n] = t2 - t1;
                 s->cpu[s->n] = cpu_us() - c0;
+                s->close[s->n] = t2 - tc;
                 s->n++;
         }
         return 0;
@@ -110,10 +144,23 @@ static double mean(const double *v, size_t n) {
 
 int main(int argc, char **argv) {
         Stats st[MAX_SERVICES];
+        enum child_mode mode = CHILD_NONE;
         size_t iter, ns;
 
+        if (argc > 2 && strcmp(argv[1], "-m") == 0) {
+                if (strcmp(argv[2], "exiting") == 0)
+                        mode = CHILD_EXITING;
+                else if (strcmp(argv[2], "lingering") == 0)
+                        mode = CHILD_LINGERING;
+                else {
+                        fprintf(stderr, "loginbench: -m exiting|lingering\n");
+                        return 2;
+                }
+                argv += 2;
+                argc -= 2;
+        }
         if (argc < 5) {
-                fprintf(stderr, "usage: loginbench CONFDIR USER ITERATIONS SERVICE...\n");
+                fprintf(stderr, "usage: loginbench [-m exiting|lingering] CONFDIR USER ITERATIONS SERVICE...\n");
                 return 2;
         }
         iter = (size_t) atol(argv[3]);
@@ -128,30 +175,35 @@ int main(int argc, char **argv) {
                 st[i].total = calloc(iter, sizeof(double));
                 st[i].oc = calloc(iter, sizeof(double));
                 st[i].cpu = calloc(iter, sizeof(double));
-                if (!st[i].total || !st[i].oc || !st[i].cpu) {
+                st[i].close = calloc(iter, sizeof(double));
+                if (!st[i].total || !st[i].oc || !st[i].cpu || !st[i].close) {
                         fprintf(stderr, "loginbench: out of memory\n");
                         return 1;
                 }
                 for (int w = 0; w < WARMUP; w++)
-                        if (login(argv[1], argv[2], &st[i], false) < 0)
+                        if (login(argv[1], argv[2], &st[i], false, mode) < 0)
                                 return 1;
         }
         for (size_t done = 0; done < iter; done += ROUND)
                 for (size_t i = 0; i < ns; i++)
                         for (size_t k = done; k < iter && k < done + ROUND; k++)
-                                if (login(argv[1], argv[2], &st[i], true) < 0)
+                                if (login(argv[1], argv[2], &st[i], true, mode) < 0)
                                         return 1;
         for (size_t i = 0; i < ns; i++) {
                 double m = mean(st[i].total, st[i].n), om = mean(st[i].oc, st[i].n);
                 qsort(st[i].total, st[i].n, sizeof(double), cmp_d);
                 qsort(st[i].oc, st[i].n, sizeof(double), cmp_d);
                 qsort(st[i].cpu, st[i].n, sizeof(double), cmp_d);
-                printf("%s n=%zu median=%.1f mean=%.1f oc_median=%.1f oc_mean=%.1f cpu_median=%.1f session=%s\n",
+                qsort(st[i].close, st[i].n, sizeof(double), cmp_d);
+                printf("%s n=%zu median=%.1f mean=%.1f oc_median=%.1f oc_mean=%.1f cpu_median=%.1f "
+                       "close_median=%.1f close_p99=%.1f close_max=%.1f session=%s\n",
                        st[i].service, st[i].n, st[i].total[st[i].n / 2], m, st[i].oc[st[i].n / 2], om,
-                       st[i].cpu[st[i].n / 2], st[i].session);
+                       st[i].cpu[st[i].n / 2], st[i].close[st[i].n / 2], st[i].close[st[i].n * 99 / 100],
+                       st[i].close[st[i].n - 1], st[i].session);
                 free(st[i].total);
                 free(st[i].oc);
                 free(st[i].cpu);
+                free(st[i].close);
         }
         return 0;
 }

@@ -31,9 +31,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "admin-pam.h"
+#ifdef HAVE_LIBAUDIT
+#include <libaudit.h>
+#endif
+
 #include "cgroup.h"
 #include "check.h"
 #include "container.h"
@@ -510,16 +515,59 @@ static int verb_explain(const Args *a) {
 
 /* ---- gc ---- */
 
-static void print_removed(void *userdata, const char *path) {
-        (void) userdata;
-        printf("removed %s\n", path);
+/* Every group gc removes: a line on stdout, the module's debug line
+ * ("removed PATH") through syslog, and the module's audit record
+ * (op=autogroup-remove) with the uid the path names. */
+struct gc_log {
+        int audit_fd;                  /* -1: none (no audit in the kernel, or not built) */
+};
+
+static void gc_audit(struct gc_log *g, const char *path) {
+#ifdef HAVE_LIBAUDIT
+        _cleanup_free_ char *copy = strdup(path);
+        const struct passwd *pw;
+        char msg[768], *acct = NULL;
+        uid_t uid = (uid_t) -1;
+
+        if (g->audit_fd < 0 || !copy)
+                return;
+        /* "/<root>/[pool-<name>/]user-<uid>[/...]": the first user-<uid> component */
+        for (char *c = strtok(copy, "/"); c; c = strtok(NULL, "/"))
+                if (ag_user_group_parse(c, &uid) >= 0)
+                        break;
+        pw = uid != (uid_t) -1 ? getpwuid(uid) : NULL;
+        acct = audit_encode_nv_string("acct", pw ? pw->pw_name : "?", 0);
+        if (uid != (uid_t) -1)
+                snprintf(msg, sizeof msg, "op=autogroup-remove %s uid=%lu cgroup=%s", acct ? acct : "acct=?",
+                         (unsigned long) uid, path);
+        else
+                snprintf(msg, sizeof msg, "op=autogroup-remove %s cgroup=%s", acct ? acct : "acct=?", path);
+        free(acct);
+        if (audit_log_user_message(g->audit_fd, AUDIT_TRUSTED_APP, msg, NULL, NULL, NULL, 1) <= 0 &&
+            errno != EPERM && errno != ECONNREFUSED)
+                syslog(LOG_ERR, "cannot write audit record: %m");
+#else
+        (void) g;
+        (void) path;
+#endif
 }
 
-static int gc_root(const AgHierarchy *h, const char *root, int *removed) {
-        int r = ag_gc(h, root, print_removed, NULL);
+static void print_removed(void *userdata, const char *path) {
+        struct gc_log *g = userdata;
 
-        if (r > 0)
+        printf("removed %s\n", path);
+        syslog(LOG_DEBUG, "removed %s", path);
+        gc_audit(g, path);
+}
+
+static int gc_root(const AgHierarchy *h, const char *root, struct gc_log *g, int *removed) {
+        int r = ag_gc(h, root, print_removed, g);
+
+        if (r > 0) {
                 *removed += r;
+                syslog(LOG_INFO, "gc: %d empty group%s removed below %s", r, r == 1 ? "" : "s", root);
+        } else if (r < 0)
+                syslog(LOG_ERR, "gc below %s: %s", root, strerror(-r));
         return r;
 }
 
@@ -541,23 +589,36 @@ static int verb_gc(const Args *a) {
                         hierarchy_error(a, r));
                 return EXIT_FAILURE;
         }
+        struct gc_log g = { .audit_fd = -1 };
+        openlog("autogroup", LOG_PID, LOG_AUTHPRIV);
+#ifdef HAVE_LIBAUDIT
+        g.audit_fd = audit_open();
+        if (g.audit_fd < 0 && errno != EINVAL && errno != EPROTONOSUPPORT && errno != EAFNOSUPPORT)
+                syslog(LOG_ERR, "audit_open: %m");
+#endif
         /* --root, or every root= of the module's lines */
         AgTargets t;
         int removed = 0;
         if (a->root_given)
-                r = gc_root(h, a->root, &removed);
+                r = gc_root(h, a->root, &g, &removed);
         else if ((r = ag_targets_from_pam(a->pam_dir, false, a->root, NULL, &t)) >= 0) {
                 for (size_t i = 0; r >= 0 && i < t.n; i++) {
                         ag_target_print_source(&t, &t.v[i], "root", a->pam_dir, stdout);
-                        r = gc_root(h, t.v[i].value, &removed);
+                        r = gc_root(h, t.v[i].value, &g, &removed);
                 }
                 ag_targets_done(&t);
         }
         ag_hierarchy_free(h);
+#ifdef HAVE_LIBAUDIT
+        if (g.audit_fd >= 0)
+                audit_close(g.audit_fd);
+#endif
         if (r < 0) {
+                closelog();
                 fprintf(stderr, "autogroup gc: %s\n", strerror(-r));
                 return EXIT_FAILURE;
         }
+        closelog();
         r = removed;
         printf("%d group%s removed\n", r, r == 1 ? "" : "s");
         return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;

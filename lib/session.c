@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "acct.h"
 #include "session.h"
@@ -282,7 +283,8 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                         (void) fchmod(ufd, 0755);
                 /* pools: the user's groups in the places they left */
                 if (i == 0)
-                        (void) ag_pool_sweep_other_places(h, rfd, root, p->uid, p->pool, p->config, NULL, NULL);
+                        (void) ag_pool_sweep_other_places(h, rfd, root, p->uid, p->pool, p->config, p->removed,
+                                                          p->removed_userdata);
                 r = apply_user_policy(h, ufd, created, p->policy);
                 if (r < 0) {
                         what = "set the user group's cpu policy";
@@ -323,7 +325,8 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 /* Sessions of this user that emptied since their close (a
                  * user group made just now has none). */
                 if (i == 0 && !created)
-                        (void) ag_user_sweep(pfd, place, p->uid, false, AG_SESSION_MAX_DIRS, NULL, NULL);
+                        (void) ag_user_sweep(pfd, place, p->uid, false, AG_SESSION_MAX_DIRS, p->removed,
+                                             p->removed_userdata);
 
                 r = make_session(h, ufd, p, pid, &name, &what);
                 if (r >= 0)
@@ -446,6 +449,48 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
                 (void) ag_pool_sweep_place(rfd, s->root, s->pool, s->uid, true, AG_SESSION_MAX_DIRS, removed,
                                            userdata);
         return result == -E2BIG ? -EBUSY : result;
+}
+
+int ag_session_wait_empty(const AgHierarchy *h, const AgSession *s, unsigned timeout_ms) {
+        _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1;
+        char ugroup[64];
+        uint64_t waited_us = 0, step_us = 5000;
+        int r;
+
+        if (!s->name)
+                return -EINVAL;
+        r = ag_user_group_name(s->uid, ugroup, sizeof ugroup);
+        if (r < 0)
+                return r;
+        r = ag_hierarchy_open(h, &mfd);
+        if (r < 0)
+                return r;
+        /* A level that is gone: nothing left to wait for. */
+        r = ag_cg_open(mfd, s->root, &rfd);
+        if (r >= 0)
+                r = ag_pool_parent_find(rfd, s->pool, &pfd);
+        if (r >= 0)
+                r = ag_cg_open(pfd, ugroup, &ufd);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+
+        for (;;) {
+                unsigned budget = AG_SESSION_MAX_DIRS;
+
+                r = ag_cg_subtree_populated(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget);
+                if (r == -ENOENT)
+                        return 0;
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return 0;
+                if (waited_us >= (uint64_t) timeout_ms * 1000)
+                        return -ETIMEDOUT;
+                (void) usleep((useconds_t) step_us);
+                waited_us += step_us;
+                if (step_us < AG_WAIT_STEP_MAX_US)
+                        step_us = step_us * 2 > AG_WAIT_STEP_MAX_US ? AG_WAIT_STEP_MAX_US : step_us * 2;
+        }
 }
 
 int ag_user_sweep_at(int mfd, const char *root, uid_t uid, ag_removed_fn removed, void *userdata) {

@@ -21,6 +21,9 @@
 #include "cgroup.h"
 #include "policy.h"
 
+/* Called for every group a sweep removed; path is relative to the hierarchy. */
+typedef void (*ag_removed_fn)(void *userdata, const char *path);
+
 #define AG_ROOT_DEFAULT "autogroup"
 #define AG_LOGIN_LEAF "login"
 #define AG_USER_PREFIX "user-"
@@ -64,10 +67,10 @@ typedef struct AgOpenParams {
         const AgPolicy *pool_policy;   /* its limits (NULL: the defaults) */
         const AgConfig *config;        /* names the places swept at open (NULL: only the user's own) */
         bool delegate;                 /* hand the session group to the user (see the layout above) */
+        /* told of every group the sweep at open removes (may be NULL) */
+        ag_removed_fn removed;
+        void *removed_userdata;
 } AgOpenParams;
-
-/* Called for every group a sweep removed; path is relative to the hierarchy. */
-typedef void (*ag_removed_fn)(void *userdata, const char *path);
 
 /* Session directory names: "s<audit session id>" when set, "p<pid>" otherwise;
  * attempt n > 0 appends "-<n>" (the first name was taken). */
@@ -96,6 +99,14 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
  * the process's group could not be read (nothing is moved). */
 int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, const char *current,
                           ag_removed_fn removed, void *userdata);
+
+/* Waits until no process is left in the session s (its whole subtree),
+ * polling at growing intervals of at most AG_WAIT_STEP_MAX_US, for at most
+ * timeout_ms. 0 when it is empty or gone, -ETIMEDOUT when it still holds
+ * processes then, or another -errno. -EINVAL for a session without a
+ * session level (sessions no). */
+#define AG_WAIT_STEP_MAX_US 250000
+int ag_session_wait_empty(const AgHierarchy *h, const AgSession *s, unsigned timeout_ms);
 
 /* Removes the empty sessions of one user and, if remove_user_group, the user
  * group once empty, visiting at most max_dirs directories per session (a

@@ -11,11 +11,15 @@
 #endif
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -46,11 +50,19 @@
 #define DATA_NAME "pam_autogroup"
 #define DATA_USER_NAME "pam_autogroup_user"    /* struct open_user */
 #define DATA_NESTED_NAME "pam_autogroup_nested" /* open stepped aside: close does nothing */
+#define DATA_ASIDE_NAME "pam_autogroup_aside"  /* unsigned: instances that stepped aside at open */
 
 /* option flags */
 #define PAM_DEBUG_ARG   0x0001
 #define PAM_NO_AUDIT    0x0002
 #define PAM_STRICT      0x0004
+
+/* acctlog=info|debug|off: the priority of the per-session accounting line at close */
+enum acct_log { ACCT_LOG_INFO, ACCT_LOG_DEBUG, ACCT_LOG_OFF };
+
+/* How long the watcher of a closed session that still holds processes
+ * waits for them to exit (then "autogroup gc", run by a timer, removes it). */
+#define WATCH_TIMEOUT_MS 60000
 
 struct module_ctl {
         unsigned flags;
@@ -58,6 +70,7 @@ struct module_ctl {
         const char *root;
         AgMode mode;                   /* mode=auto|cgroupfs|systemd (pam-systemd.c) */
         int delegate;                  /* delegate=yes 1, delegate=no 0, not given -1 (no) */
+        enum acct_log acctlog;
 };
 
 struct module_data {
@@ -73,6 +86,7 @@ static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, stru
         ctl->root = AG_ROOT_DEFAULT;
         ctl->mode = AG_MODE_AUTO;
         ctl->delegate = -1;
+        ctl->acctlog = ACCT_LOG_INFO;
 
         for (; argc-- > 0; ++argv) {
                 if (strcmp(*argv, "debug") == 0)
@@ -101,7 +115,16 @@ static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, stru
                         ctl->delegate = 0;
                 else if (strncmp(*argv, "delegate=", 9) == 0)
                         pam_syslog(pamh, LOG_ERR, "invalid delegate '%s', using 'no'", *argv + 9);
-                else
+                else if (strncmp(*argv, "acctlog=", 8) == 0) {
+                        if (strcmp(*argv + 8, "info") == 0)
+                                ctl->acctlog = ACCT_LOG_INFO;
+                        else if (strcmp(*argv + 8, "debug") == 0)
+                                ctl->acctlog = ACCT_LOG_DEBUG;
+                        else if (strcmp(*argv + 8, "off") == 0)
+                                ctl->acctlog = ACCT_LOG_OFF;
+                        else
+                                pam_syslog(pamh, LOG_ERR, "invalid acctlog '%s', using 'info'", *argv + 8);
+                } else
                         pam_syslog(pamh, LOG_ERR, "unknown option: %s", *argv);
         }
         return ctl->flags;
@@ -162,6 +185,7 @@ static void audit_done(struct audit_conn *a) {
                 audit_close(a->fd);
 #endif
         a->fd = -1;
+        a->opened = false;
 }
 
 /* extra: more " key=value" fields after cgroup=, or NULL */
@@ -257,6 +281,46 @@ static bool open_user_take(pam_handle_t *pamh, struct open_user *ret) {
                 return false;
         *ret = *(const struct open_user *) data;
         (void) pam_set_data(pamh, DATA_USER_NAME, NULL, NULL);
+        return true;
+}
+
+/* The module twice in one stack (common-session and the service's own file;
+ * or libpam reading "other" twice): the first instance opens and closes the
+ * session, every later one steps aside. An instance steps aside at open when
+ * an open already ran in this handle and its close has not; the count of
+ * those tells as many closes to step aside after the first one. */
+static bool open_pending(pam_handle_t *pamh) {
+        const void *data = NULL;
+
+        return pam_get_data(pamh, DATA_USER_NAME, &data) == PAM_SUCCESS && data;
+}
+
+static void aside_cleanup(pam_handle_t *pamh, void *data, int error_status) {
+        (void) pamh;
+        (void) error_status;
+        free(data);
+}
+
+/* delta +1 at open, -1 at close; returns false (and changes nothing) when
+ * asked to take one that is not there. */
+static bool aside_count(pam_handle_t *pamh, int delta) {
+        const void *data = NULL;
+        unsigned *n;
+
+        if (pam_get_data(pamh, DATA_ASIDE_NAME, &data) == PAM_SUCCESS && data)
+                n = (unsigned *) data;
+        else {
+                if (delta < 0)
+                        return false;
+                n = calloc(1, sizeof *n);
+                if (!n || pam_set_data(pamh, DATA_ASIDE_NAME, n, aside_cleanup) != PAM_SUCCESS) {
+                        free(n);
+                        return true;
+                }
+        }
+        if (delta < 0 && *n == 0)
+                return false;
+        *n += (unsigned) delta;
         return true;
 }
 
@@ -362,8 +426,10 @@ static void acct_report(pam_handle_t *pamh, const struct module_ctl *ctl, struct
 
         if (ag_acct_format(u, d->acct ? (long long) ag_acct_wall_usec(d->acct) : -1, fields, sizeof fields) < 0)
                 return;
-        pam_syslog(pamh, LOG_INFO, "session %s %s: user=%s scope=%s %s", d->session->path,
-                   lingering ? "lingering" : "closed", user, d->session->name ? "session" : "user", fields);
+        if (ctl->acctlog != ACCT_LOG_OFF)
+                pam_syslog(pamh, ctl->acctlog == ACCT_LOG_DEBUG ? LOG_DEBUG : LOG_INFO,
+                           "session %s %s: user=%s scope=%s %s", d->session->path,
+                           lingering ? "lingering" : "closed", user, d->session->name ? "session" : "user", fields);
         snprintf(extra, sizeof extra, "state=%s %s", lingering ? "lingering" : "closed", fields);
         audit_record_fields(pamh, ctl, a, "autogroup-session-end", user, d->session->uid, d->session->path, extra);
 }
@@ -414,6 +480,82 @@ static bool nested_login(pam_handle_t *pamh, const struct module_ctl *ctl, const
         return nested;
 }
 
+/* The watcher: a process of its own, detached from the caller (setsid, a
+ * child of init), that waits at most WATCH_TIMEOUT_MS for the processes of
+ * a closed session to exit, then removes the session's groups as close
+ * would have, and exits. It never outlives that bound: not a daemon. */
+static _Noreturn void watcher_run(pam_handle_t *pamh, const struct module_ctl *ctl, const struct module_data *d,
+                                  const char *user) {
+        struct audit_conn a = AUDIT_CONN_INIT;
+        struct removed_ctx c = {
+                .pamh = pamh, .ctl = ctl, .audit = &a, .user = user, .uid = d->session->uid,
+        };
+        sigset_t all;
+        int fd, r;
+
+        /* Nothing of the caller's: its syslog socket (closed before the fds
+         * it uses go), signal handlers, open files, working directory. */
+        closelog();
+        for (int sig = 1; sig < NSIG; sig++)
+                (void) signal(sig, SIG_DFL);
+        sigemptyset(&all);
+        (void) sigprocmask(SIG_SETMASK, &all, NULL);
+        if (close_range(3, ~0U, 0) < 0)
+                for (fd = 3; fd < 1024; fd++)
+                        (void) close(fd);
+        fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (fd >= 0) {
+                (void) dup2(fd, 0);
+                (void) dup2(fd, 1);
+                (void) dup2(fd, 2);
+                if (fd > 2)
+                        (void) close(fd);
+        }
+        (void) chdir("/");
+        (void) prctl(PR_SET_NAME, "pam_autogroup", 0, 0, 0);
+
+        r = ag_session_wait_empty(d->hierarchy, d->session, WATCH_TIMEOUT_MS);
+        if (r == 0) {
+                r = ag_session_close_from(d->hierarchy, d->session, getpid(), NULL, on_removed, &c);
+                if (d->acct && d->acct->source == AG_ACCT_MIRROR)
+                        (void) ag_acct_mirror_close(d->acct, getpid(), NULL, NULL);
+                (void) ag_acct_sweep_user(d->hierarchy, d->session->root, d->session->uid);
+        }
+        audit_done(&a);
+        if (r < 0 && (ctl->flags & PAM_DEBUG_ARG))
+                pam_syslog(pamh, LOG_DEBUG, "%s%s %s, left for autogroup gc", d->hierarchy->mount,
+                           d->session->path, r == -ETIMEDOUT || r == -EBUSY ? "still holds processes" : strerror(-r));
+        _exit(0);
+}
+
+/* Starts the watcher of a closed session that still holds processes: one
+ * fork for a child that detaches (setsid) and forks the watcher, reaped
+ * here at once, so the caller keeps no child and the logout does not wait. */
+static void watcher_start(pam_handle_t *pamh, const struct module_ctl *ctl, const struct module_data *d,
+                          const char *user) {
+        pid_t pid;
+        int status;
+
+        pid = fork();
+        if (pid < 0) {
+                pam_syslog(pamh, LOG_WARNING, "cannot fork the watcher of %s%s: %m", d->hierarchy->mount,
+                           d->session->path);
+                return;
+        }
+        if (pid == 0) {
+                (void) setsid();
+                pid = fork();
+                if (pid == 0)
+                        watcher_run(pamh, ctl, d, user);
+                _exit(pid < 0 ? 1 : 0);
+        }
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (ctl->flags & PAM_DEBUG_ARG)
+                pam_syslog(pamh, LOG_DEBUG, "%s%s: removed once its processes exit (watched for at most %d s)",
+                           d->hierarchy->mount, d->session->path, WATCH_TIMEOUT_MS / 1000);
+}
+
 int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
         struct module_ctl ctl;
         const char *user = NULL, *what = NULL;
@@ -427,6 +569,14 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
 
         (void) flags;
         _pam_parse(pamh, argc, argv, &ctl);
+
+        if (open_pending(pamh)) {
+                (void) aside_count(pamh, +1);
+                if (ctl.flags & PAM_DEBUG_ARG)
+                        pam_syslog(pamh, LOG_DEBUG, "pam_autogroup is in this stack more than once: "
+                                   "an earlier line opened this session, this one steps aside");
+                return PAM_IGNORE;
+        }
 
         if (pam_get_item(pamh, PAM_USER, (const void **) &user) != PAM_SUCCESS || !user || !*user) {
                 pam_syslog(pamh, LOG_ERR, "no user name, session not grouped");
@@ -501,7 +651,13 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 return fail_rc(&ctl);
         }
 
+        struct audit_conn a = AUDIT_CONN_INIT;
+        struct removed_ctx rc = {
+                .pamh = pamh, .ctl = &ctl, .audit = &a, .user = user, .uid = pw->pw_uid,
+        };
         AgOpenParams p = {
+                .removed = on_removed,
+                .removed_userdata = &rc,
                 .root = ctl.root,
                 .uid = pw->pw_uid,
                 .gid = pw->pw_gid,
@@ -522,8 +678,8 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                            "so cpu cannot be enabled below it: run 'autogroup container-init' as root once "
                            "at container start; session of %s not grouped",
                            h->mount, user);
-                ag_config_free(config);
                 ag_hierarchy_free(h);
+                ag_config_free(config);
                 return fail_rc(&ctl);
         }
         if (nested_login(pamh, &ctl, h, false, pw->pw_uid, user)) {
@@ -533,6 +689,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         }
         r = ag_session_open(h, &p, &s, &what);
         ag_config_free(config);
+        audit_done(&a);
         if (r < 0) {
                 pam_syslog(pamh, LOG_ERR, "cannot %s for %s below %s/%s: %s, session not grouped",
                            what ? what : "open the session", user, h->mount, ctl.root, strerror(-r));
@@ -589,7 +746,6 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         if ((ctl.flags & PAM_DEBUG_ARG) && policy.idle && ag_kernel_has_cpu_idle(h, s->path) == 0)
                 pam_syslog(pamh, LOG_DEBUG, "the kernel has no cpu.idle (Linux 5.15 or later needed): idle yes "
                            "not applied, the rest of the policy is");
-        struct audit_conn a = AUDIT_CONN_INIT;
         audit_record(pamh, &ctl, &a, s->name ? "autogroup-session-create" : "autogroup-user-join", user,
                      pw->pw_uid, s->path);
         audit_done(&a);
@@ -611,6 +767,14 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         (void) flags;
         _pam_parse(pamh, argc, argv, &ctl);
         (void) pam_get_item(pamh, PAM_USER, (const void **) &user);
+        /* An instance that stepped aside at open (the module twice in the
+         * stack): the earlier line has closed the session already. */
+        if (!open_pending(pamh) && aside_count(pamh, -1)) {
+                if (ctl.flags & PAM_DEBUG_ARG)
+                        pam_syslog(pamh, LOG_DEBUG, "pam_autogroup is in this stack more than once: "
+                                   "an earlier line closed this session, this one steps aside");
+                return PAM_IGNORE;
+        }
         opened = open_user_take(pamh, &ou);
 
         if (pam_get_data(pamh, DATA_NAME, &data) != PAM_SUCCESS || !data) {
@@ -674,10 +838,11 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         }
         acct_report(pamh, &ctl, &a, c.user, d, have_usage ? &usage : NULL, r == -EBUSY && d->session->name);
         audit_done(&a);
-        if (r == -EBUSY && d->session->name)
+        if (r == -EBUSY && d->session->name) {
                 pam_syslog(pamh, LOG_INFO, "%s%s still holds processes, left for a later sweep",
                            d->hierarchy->mount, d->session->path);
-        else if (r < 0 && r != -EBUSY) {
+                watcher_start(pamh, &ctl, d, c.user);
+        } else if (r < 0 && r != -EBUSY) {
                 pam_syslog(pamh, LOG_ERR, "cannot clean up %s%s: %s", d->hierarchy->mount, d->session->path,
                            strerror(-r));
                 (void) pam_set_data(pamh, DATA_NAME, NULL, NULL);
