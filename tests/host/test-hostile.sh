@@ -126,8 +126,9 @@ bystanders_ok "gc"
 
 echo "# 2b. a tree exactly as deep as close and gc look (8 levels), held by a lingering process"
 # The process sits at the bottom, so close cannot remove the chain and leaves
-# the session; once the process is gone, gc (session e) and the next login's
-# sweep (session d) must remove the whole 8-deep session.
+# the session; once the process is gone, gc or the watcher that close started
+# (session e) and the next login's sweep or that watcher (session d) must
+# remove the whole 8-deep session.
 D8=d/d/d/d/d/d/d/d
 for n in e d; do
         bg $n "$UA" spawn-user "s=$CPU\$(grep :cpu: /proc/self/cgroup | cut -d: -f3) && mkdir -p \${s%/login}/$D8 && echo \$\$ > \${s%/login}/$D8/cgroup.procs && echo \$\$ > $U/$n.pid && exec sleep 600"
@@ -139,7 +140,9 @@ closed e; closed d
 check "close leaves a session whose bottom group holds a process" test -d "$CPU$S8e/$D8" -a -d "$CPU$S8d/$D8"
 kill "$P8e"; wait_gone "$P8e"
 timeout 60 $AG gc >"$T/gc8.out" 2>&1
-check "gc removes the emptied 8-deep session" grep -qx "removed $S8e" "$T/gc8.out"
+# close started a watcher for the held session, so the watcher may have
+# removed it before gc ran: either way the whole 8-deep chain is gone
+check "gc (or the watcher of its close) removes the emptied 8-deep session" test ! -e "$CPU$S8e"
 check "  and leaves the one still held" test -d "$CPU$S8d/$D8"
 kill "$P8d"; wait_gone "$P8d"
 drv "$UA" open close >"$T/sweep8.out" 2>&1
