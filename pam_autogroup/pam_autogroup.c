@@ -841,7 +841,11 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         if (r == -EBUSY && d->session->name) {
                 pam_syslog(pamh, LOG_INFO, "%s%s still holds processes, left for a later sweep",
                            d->hierarchy->mount, d->session->path);
-                watcher_start(pamh, &ctl, d, c.user);
+                /* A caller whose origin is unknown stayed in the session: a
+                 * watcher forked from it would sit there too and keep it busy.
+                 * The next sweep or gc removes such a session. */
+                if (d->session->origin)
+                        watcher_start(pamh, &ctl, d, c.user);
         } else if (r < 0 && r != -EBUSY) {
                 pam_syslog(pamh, LOG_ERR, "cannot clean up %s%s: %s", d->hierarchy->mount, d->session->path,
                            strerror(-r));

@@ -93,7 +93,7 @@ cat >"$CONF" <<CONF
 CONF
 chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\nsession required pam_permit.so\n' \
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes\nsession required pam_permit.so\n' \
         "$AG_MODULE" "$ROOT" "$CONF" >"$T/agldap"
 drv() { inns "$AGDRV" --pam "$T" agldap "$@"; }
 # guarded COMMAND...: the command in the namespace under the liveness guard;
