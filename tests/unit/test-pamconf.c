@@ -19,6 +19,7 @@
 #include "hint.h"
 #include "pamconf.h"
 #include "session.h"
+#include "util.h"
 
 typedef struct Fixture {
         char dir[64];
@@ -346,6 +347,42 @@ static void test_session_of_path(void **state) {
         assert_true(ag_session_name_matches_audit("p123", 4, AG_AUDIT_SESSION_UNSET));
 }
 
+/* ag_read_all's buffer ends in a NUL right after the data, whatever the
+ * heap held there before (the chunk is dirtied and freed first, so malloc
+ * hands the same bytes back), at a size that fills the first buffer and at
+ * one that needs a larger one; more than max is -EFBIG. */
+static void test_read_all_terminated(void **state) {
+        Fixture *f = *state;
+        static const size_t sizes[] = { 50, 99, 100, 150, 200 };
+
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+                char path[256], data[256], *junk, *buf = NULL;
+                size_t size = 0;
+                int fd;
+
+                memset(data, 'a', sizes[k]);
+                data[sizes[k]] = 0;
+                put(f, "blob", data);
+                snprintf(path, sizeof path, "%s/blob", f->dir);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                assert_true(fd >= 0);
+                junk = malloc(100);
+                assert_non_null(junk);
+                memset(junk, 'x', 100);
+                free(junk);
+                assert_int_equal(ag_read_all(fd, 99, 200, &buf, &size), 0);
+                assert_int_equal(size, sizes[k]);
+                assert_int_equal(buf[size], 0);
+                assert_int_equal(strlen(buf), sizes[k]);
+                free(buf);
+                assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+                buf = NULL;
+                assert_int_equal(ag_read_all(fd, 99, sizes[k] - 1, &buf, &size), -EFBIG);
+                assert_null(buf);
+                close(fd);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_debian_layout, setup, teardown),
@@ -356,6 +393,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
                 cmocka_unit_test(test_session_of_path),
+                cmocka_unit_test_setup_teardown(test_read_all_terminated, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
