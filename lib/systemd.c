@@ -6,6 +6,7 @@
 /* systemd mode: the mode decision, unit names, and the D-Bus calls to the
  * system and user managers (libsystemd loaded with dlopen()). See systemd.h. */
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <errno.h>
@@ -90,6 +91,25 @@ int ag_user_slice_name(uid_t uid, char *buf, size_t size) {
         if (n < 0 || (size_t) n >= size)
                 return -ENOBUFS;
         return 0;
+}
+
+bool ag_systemd_session_scope_path(const char *path) {
+        static const char user[] = "/user.slice/user-", slice[] = ".slice/session-";
+        const char *p, *id;
+
+        if (strncmp(path, user, sizeof user - 1) != 0)
+                return false;
+        p = path + sizeof user - 1;
+        if (!isdigit((unsigned char) *p) || (*p == '0' && isdigit((unsigned char) p[1])))
+                return false;
+        while (isdigit((unsigned char) *p))
+                p++;
+        if (strncmp(p, slice, sizeof slice - 1) != 0)
+                return false;
+        id = p += sizeof slice - 1;
+        while (isalnum((unsigned char) *p))
+                p++;
+        return p > id && strcmp(p, ".scope") == 0;
 }
 
 int ag_terminal_scope_name(pid_t sid, char *buf, size_t size) {

@@ -560,6 +560,43 @@ static void test_status_systemd(void **state) {
         rmdir(top);
 }
 
+/* the nested-login test of the systemd mode: a logind session scope,
+ * exactly, and none of the look-alikes a user can make in the delegated
+ * tree of the user manager */
+static void test_session_scope_path(void **state) {
+        static const char *const yes[] = {
+                "/user.slice/user-1000.slice/session-3.scope",
+                "/user.slice/user-0.slice/session-c12.scope",
+        };
+        static const char *const no[] = {
+                "/user.slice/user-1000.slice/user@1000.service/app.slice/session-x.scope",
+                "/user.slice/user-1000.slice/user@1000.service/session-3.scope",
+                "/user.slice/user-1000.slice/session-3.scope/sub",
+                "/user.slice/user-1000.slice/session-3.scope/session-4.scope",
+                "/user.slice/user-1000.slice/session-.scope",
+                "/user.slice/user-1000.slice/session-3.scope.x",
+                "/user.slice/user-1000.slice/session-3_x.scope",
+                "/user.slice/user-01000.slice/session-3.scope",
+                "/user.slice/user-.slice/session-3.scope",
+                "/user.slice/user-1000x.slice/session-3.scope",
+                "/system.slice/session-3.scope",
+                "/user.slice/session-3.scope",
+                "/x/user.slice/user-1000.slice/session-3.scope",
+                "user.slice/user-1000.slice/session-3.scope",
+                "/user.slice/user-1000.slice/session-3.scope\n",
+                "/",
+                "",
+        };
+
+        (void) state;
+        for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+                assert_true(ag_systemd_session_scope_path(yes[i]));
+        for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+                if (ag_systemd_session_scope_path(no[i]))
+                        fail_msg("taken for a session scope: %s", no[i]);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mode_names),
@@ -576,6 +613,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scope_unixexec_refused, dirs_setup, dirs_teardown),
                 cmocka_unit_test(test_deadline_blocked_alarm),
                 cmocka_unit_test(test_slice_forget),
+                cmocka_unit_test(test_session_scope_path),
                 cmocka_unit_test(test_status_systemd),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
