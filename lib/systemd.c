@@ -196,15 +196,26 @@ int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const char 
         r = ag_user_slice_name(uid, name, sizeof name);
         if (r < 0)
                 return r;
+        /* Known empty, or else nothing is removed: the slice's cgroup says
+         * "populated 0", or it does not exist (ENOENT from an open directory
+         * above it). Any other failure to look (no cgroup root, a symlink,
+         * EACCES...) is -EBUSY: the slice may be in use by other logins. */
         users = open(cgroup_root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (users >= 0) {
+        if (users < 0)
+                return -EBUSY;
+        {
                 int u = openat(users, "user.slice", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
+                if (u < 0 && errno != ENOENT)
+                        return -EBUSY;
                 safe_close(users);
                 users = u;
         }
-        if (users >= 0)
+        if (users >= 0) {
                 slice = openat(users, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (slice < 0 && errno != ENOENT)
+                        return -EBUSY;
+        }
         if (slice >= 0) {
                 r = ag_read_small_file(slice, "cgroup.events", events, sizeof events);
                 if (r < 0)

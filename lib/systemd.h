@@ -85,7 +85,8 @@ int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, si
  * cgroup that systemd made when the properties were set. A loaded unit keeps
  * the values in memory until systemd unloads it; the next login sets them
  * again anyway. Every path is opened relative to a directory fd without
- * following symlinks. -EBUSY when the slice is in use (nothing is removed).
+ * following symlinks. -EBUSY when the slice is in use or cannot be looked
+ * at (no cgroup root, a symlink, ...): nothing is removed then.
  * cgroup_root is "/sys/fs/cgroup", control_dir "/run/systemd/system.control"
  * outside the tests. */
 int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const char *control_dir);

@@ -408,6 +408,30 @@ static void test_slice_forget(void **state) {
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top);
         assert_int_equal(stat(p, &st), 0);
 
+        /* the slice cannot be looked at (no cgroup root; a symlink in place
+         * of user.slice or of the slice): not known empty, nothing is removed */
+        char r1[256], r2[256];
+        snprintf(r1, sizeof r1, "%s/none", top);
+        snprintf(p, sizeof p, "%s/ctl", top);
+        assert_int_equal(ag_systemd_user_slice_forget(5, r1, p), -EBUSY);
+        snprintf(r1, sizeof r1, "%s/cg/user.slice/user-5.slice", top);
+        snprintf(r2, sizeof r2, "%s/cg/user.slice/real-5", top);
+        assert_int_equal(rename(r1, r2), 0);
+        assert_int_equal(symlink("real-5", r1), 0);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), -EBUSY);
+        assert_int_equal(unlink(r1), 0);
+        assert_int_equal(rename(r2, r1), 0);
+        snprintf(r1, sizeof r1, "%s/cg/user.slice", top);
+        snprintf(r2, sizeof r2, "%s/cg/real.slice", top);
+        assert_int_equal(rename(r1, r2), 0);
+        assert_int_equal(symlink("real.slice", r1), 0);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), -EBUSY);
+        assert_int_equal(unlink(r1), 0);
+        assert_int_equal(rename(r2, r1), 0);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top);
+        assert_int_equal(stat(p, &st), 0);
+        snprintf(p, sizeof p, "%s/ctl", top);
+
         /* empty: our drop-ins go; another setting keeps the directory */
         put(ev, "populated 0\nfrozen 0\n");
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-MemoryMax.conf", top); put(p, "[Slice]\nMemoryMax=1G\n");
