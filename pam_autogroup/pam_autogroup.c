@@ -746,6 +746,10 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 pam_syslog(pamh, LOG_WARNING, "cannot %s for %s in %s%s: %s; the session is grouped, the group "
                            "keeps the limits it had", s->policy_what, user, h->mount, s->path,
                            strerror(-s->policy_error));
+        if (s->delegate_error < 0)
+                pam_syslog(pamh, LOG_WARNING, "cannot bound %s%s (cgroup.max.descendants, cgroup.max.depth): %s; "
+                           "the session is grouped but not delegated to %s", h->mount, s->path,
+                           strerror(-s->delegate_error), user);
 
         char env[600];
         snprintf(env, sizeof env, AG_SESSION_ENV "=%s", s->path);
