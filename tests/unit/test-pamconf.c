@@ -383,6 +383,64 @@ static void test_read_all_terminated(void **state) {
         }
 }
 
+/* libpam's limits: a chain of 16 files (the service's and 15 includes) is
+ * followed to its end, the 17th is not; every service of a stack that
+ * includes the same common files has its own budget of opens, so the last
+ * of many services still reaches the line */
+static void test_depth_and_budget(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+        Warnings w = {};
+        char name[32], text[128];
+        const AgPamLine *l;
+
+        assert_int_equal(AG_PAMCONF_MAX_DEPTH, 16);
+        for (int i = 0; i < 16; i++) {
+                snprintf(name, sizeof name, "deep%02d", i);
+                snprintf(text, sizeof text, "session include deep%02d\n", i + 1);
+                put(f, name, i == 15 ? "session optional pam_autogroup.so root=sixteen\n"
+                                     "session include deep16\n" : text);
+        }
+        put(f, "deep16", "session optional pam_autogroup.so root=seventeen\n");
+        /* 40 services x 31 files = 1,240 opens, more than one budget */
+        put(f, "zz-common", "");
+        for (int i = 0; i < 30; i++) {
+                snprintf(name, sizeof name, "zz-part%02d", i);
+                put(f, name, i == 29 ? "session optional pam_autogroup.so root=parts\n" : "session required pam_permit.so\n");
+        }
+        {
+                char common[2048] = "";
+                for (int i = 0; i < 30; i++) {
+                        snprintf(text, sizeof text, "@include zz-part%02d\n", i);
+                        strcat(common, text);
+                }
+                put(f, "zz-common", common);
+        }
+        for (int i = 0; i < 40; i++) {
+                snprintf(name, sizeof name, "zz-svc%02d", i);
+                put(f, name, "@include zz-common\n");
+        }
+
+        assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
+        l = find_line(c, "deep15", 1);
+        assert_non_null(l);
+        assert_true(has_service(l, "deep00"));
+        l = find_line(c, "deep16", 1);
+        assert_non_null(l);
+        assert_false(has_service(l, "deep00"));
+        assert_true(has_service(l, "deep01"));
+        assert_non_null(strstr(w.text, "deep15:2: include of"));
+        l = find_line(c, "zz-part29", 1);
+        assert_non_null(l);
+        for (int i = 0; i < 40; i++) {
+                snprintf(name, sizeof name, "zz-svc%02d", i);
+                if (!has_service(l, name))
+                        fail_msg("service %s lost the line; warnings:\n%s", name, w.text);
+        }
+        assert_null(strstr(w.text, "files read"));
+        ag_pamconf_free(c);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_debian_layout, setup, teardown),
@@ -394,6 +452,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
                 cmocka_unit_test(test_session_of_path),
                 cmocka_unit_test_setup_teardown(test_read_all_terminated, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_depth_and_budget, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
