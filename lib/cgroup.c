@@ -720,8 +720,9 @@ static int pid_paths(pid_t pid, const char *first, char **ret_first, const char 
                 if (!path)
                         continue;
                 *path++ = 0;
-                /* The kernel cuts a path longer than PATH_MAX - 1 bytes: such
-                 * a path names some other group, or none. */
+                /* Current kernels fail the whole read (ENAMETOOLONG, above)
+                 * when a path is PATH_MAX - 1 bytes or more; one that cut it
+                 * instead would show a path naming some other group, or none. */
                 bool cut = strlen(path) >= PATH_MAX - 1;
                 if (!a && line_matches(line, ctrl, first)) {
                         if (cut)
