@@ -471,9 +471,12 @@ static int clamp_one(int fd, int64_t limit, unsigned *ret_cleared) {
  * session; what they set there can only divide their own share, never hold
  * off a cap. The walk keeps one directory open at a time and a stack of
  * readdir positions; it goes back up with "..", which on cgroupfs (no links,
- * rename only within one parent) is the group it came from. It visits at
- * most *budget groups and AG_CLAMP_MAX_DEPTH levels. Returns the number of
- * quotas cleared, -E2BIG when the budget ran out, or -errno. */
+ * rename only within one parent) is the group it came from. When that
+ * fails (the user removed the group the walk was in) the walk starts again
+ * from cgfd, within the same budget. It visits at most *budget groups and
+ * AG_CLAMP_MAX_DEPTH levels. Returns the number of quotas cleared (also
+ * when the budget ran out after some), -E2BIG when the budget ran out with
+ * none cleared, or -errno. */
 #define AG_CLAMP_MAX_DEPTH 4096
 static int clamp_below(int cgfd, int64_t limit, unsigned *budget) {
         _cleanup_free_ long *pos = NULL;
@@ -501,8 +504,14 @@ static int clamp_below(int cgfd, int64_t limit, unsigned *budget) {
                                 break;
                         fd = openat(dirfd(d), "..", DIR_FLAGS);
                         closedir(d);
-                        if (fd < 0)
-                                return negative_errno();
+                        if (fd < 0) {
+                                /* gone from under the walk: again from the top */
+                                depth = 0;
+                                r = ag_opendir_dup(cgfd, &d);
+                                if (r < 0)
+                                        return r;
+                                continue;
+                        }
                         d = fdopendir(fd);
                         if (!d) {
                                 r = negative_errno();
@@ -537,7 +546,7 @@ static int clamp_below(int cgfd, int64_t limit, unsigned *budget) {
                 }
         }
         closedir(d);
-        return truncated ? -E2BIG : (int) cleared;
+        return truncated && cleared == 0 ? -E2BIG : (int) cleared;
 }
 
 /* Writes one v1 bandwidth file. When the kernel refuses a quota or period
@@ -552,8 +561,11 @@ static int write_bandwidth(int cgfd, const char *file, const char *value, int64_
                 r = ag_write_file(cgfd, file, value);
                 if (r != -EINVAL || limit < 0 || i >= 3)
                         return r;
-                if (clamp_below(cgfd, limit, &budget) == 0)
-                        return r;       /* nothing below was in the way: the group above, or a bad value */
+                /* again only when something below was cleared; nothing in the
+                 * way (the group above, a bad value), a failed walk or a spent
+                 * budget: the refusal stands */
+                if (clamp_below(cgfd, limit, &budget) <= 0)
+                        return r;
         }
 }
 
@@ -708,8 +720,9 @@ static int pid_paths(pid_t pid, const char *first, char **ret_first, const char 
                 if (!path)
                         continue;
                 *path++ = 0;
-                /* The kernel cuts a path longer than PATH_MAX - 1 bytes: such
-                 * a path names some other group, or none. */
+                /* Current kernels fail the whole read (ENAMETOOLONG, above)
+                 * when a path is PATH_MAX - 1 bytes or more; one that cut it
+                 * instead would show a path naming some other group, or none. */
                 bool cut = strlen(path) >= PATH_MAX - 1;
                 if (!a && line_matches(line, ctrl, first)) {
                         if (cut)

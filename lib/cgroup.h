@@ -78,8 +78,9 @@ int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_i
 int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v);
 
 /* Reads the cgroup path of pid (0: the caller) in the hierarchy from
- * /proc/PID/cgroup. -ENAMETOOLONG when the kernel cut it (PATH_MAX - 1
- * bytes or more): it would name another group. */
+ * /proc/PID/cgroup. -ENAMETOOLONG when a path of pid is PATH_MAX - 1 bytes
+ * or more (current kernels fail the read; a cut path would name another
+ * group). */
 int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret);
 /* The same, and from the same read of /proc/PID/cgroup the path in the v1
  * hierarchy with cpuacct into *ret_cpuacct (when not NULL; left untouched

@@ -40,7 +40,8 @@ typedef struct Walk {
         void *userdata;
         FileId stack[AG_PAMCONF_MAX_DEPTH + 1];
         unsigned depth;
-        unsigned opened;               /* files opened over the whole scan */
+        unsigned opened;               /* files opened for the current service */
+        unsigned opened_total;         /* files opened over the whole scan */
         /* (dev, ino) of each line's file, parallel to c->lines */
         FileId *line_ids;
 } Walk;
@@ -327,10 +328,18 @@ static int walk_file(Walk *w, const char *path, const char *from, unsigned from_
         }
         if (w->opened >= AG_PAMCONF_MAX_FILES) {
                 if (w->opened++ == AG_PAMCONF_MAX_FILES)
-                        warnf(w, path, 0, "more than %d files read, the rest not followed", AG_PAMCONF_MAX_FILES);
+                        warnf(w, path, 0, "more than %d files read for service %s, the rest not followed",
+                              AG_PAMCONF_MAX_FILES, w->service);
+                return 0;
+        }
+        if (w->opened_total >= AG_PAMCONF_MAX_OPENS) {
+                if (w->opened_total++ == AG_PAMCONF_MAX_OPENS)
+                        warnf(w, path, 0, "more than %d files read in all, the rest not followed",
+                              AG_PAMCONF_MAX_OPENS);
                 return 0;
         }
         w->opened++;
+        w->opened_total++;
         /* O_NONBLOCK: a FIFO put there must not hang the reader */
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
@@ -441,6 +450,7 @@ int ag_pamconf_scan(const char *dir, ag_pamconf_warn_fn warn, void *userdata, Ag
                 }
                 w.service = names[i];
                 w.depth = 0;
+                w.opened = 0;
                 r = walk_file(&w, path, NULL, 0);
         }
 finish:

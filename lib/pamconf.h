@@ -16,10 +16,14 @@
 
 #define AG_PAM_DIR_DEFAULT "/etc/pam.d"
 #define AG_PAM_MODULE_NAME "pam_autogroup.so"
-/* Bounds: include depth (libpam allows no more), files visited per scan,
- * bytes read per file. */
-#define AG_PAMCONF_MAX_DEPTH 8
+/* Bounds: files on one include chain, the service's own file counted
+ * (libpam's PAM_SUBSTACK_MAX_LEVEL: it follows no more), files opened per
+ * service (each service file has its own budget, so later services lose
+ * nothing on stacks that include the same common files), files opened over
+ * the whole scan, bytes read per file. */
+#define AG_PAMCONF_MAX_DEPTH 16
 #define AG_PAMCONF_MAX_FILES 1024
+#define AG_PAMCONF_MAX_OPENS (64 * 1024)
 #define AG_PAMCONF_MAX_FILE_SIZE (256 * 1024)
 
 /* One module line. Options the module does not know are kept in warnings. */

@@ -121,10 +121,13 @@ static int apply_user_policy(const AgHierarchy *h, int ufd, bool created, const 
 }
 
 /* Makes the session directory and its login/ leaf, delegates both when
- * p->delegate, moves pid in. On failure removes what it made. */
+ * p->delegate (on cgroup v2 only once the kernel's bounds on the session's
+ * subtree are written; else *ret_delegate_error gets the -errno and the
+ * session stays root's), moves pid in. On failure removes what it made. */
 static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pid_t pid, char **ret_name,
-                        const char **what) {
+                        int *ret_delegate_error, const char **what) {
         _cleanup_close_ int sfd = -1, lfd = -1;
+        bool delegate = p->delegate;
         char name[64];
         int r;
 
@@ -154,12 +157,19 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
         if (h->version == 2) {
                 /* The kernel's bound on what the user builds in a delegated
                  * session; an undelegated one gets no group but login/. */
-                if (p->delegate) {
+                if (delegate) {
                         char buf[32];
                         snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DESCENDANTS);
-                        (void) ag_write_file(sfd, "cgroup.max.descendants", buf);
-                        snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DEPTH);
-                        (void) ag_write_file(sfd, "cgroup.max.depth", buf);
+                        r = ag_write_file(sfd, "cgroup.max.descendants", buf);
+                        if (r >= 0) {
+                                snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DEPTH);
+                                r = ag_write_file(sfd, "cgroup.max.depth", buf);
+                        }
+                        if (r < 0) {
+                                /* unbounded, it is not handed to the user */
+                                *ret_delegate_error = r;
+                                delegate = false;
+                        }
                 }
                 if (h->has_cpu) {
                         r = ag_cg_enable_cpu(h, sfd);
@@ -174,7 +184,7 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                 *what = "create the login leaf";
                 goto fail;
         }
-        if (p->delegate) {
+        if (delegate) {
                 r = ag_cg_delegate(h, sfd, p->uid, p->gid);
                 if (r >= 0)
                         r = ag_cg_delegate(h, lfd, p->uid, p->gid);
@@ -214,7 +224,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         pid_t pid = p->pid > 0 ? p->pid : getpid();
         char ugroup[64], place[AG_PLACE_MAX];
         const char *policy_what = NULL;
-        int r, policy_error = 0;
+        int r, policy_error = 0, delegate_error = 0;
         bool created;
 
         r = ag_user_group_name(p->uid, ugroup, sizeof ugroup);
@@ -328,7 +338,8 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                         (void) ag_user_sweep(pfd, place, p->uid, false, AG_SESSION_MAX_DIRS, p->removed,
                                              p->removed_userdata);
 
-                r = make_session(h, ufd, p, pid, &name, &what);
+                delegate_error = 0;
+                r = make_session(h, ufd, p, pid, &name, &delegate_error, &what);
                 if (r >= 0)
                         break;
                 if (!retryable(r) || i >= OPEN_RETRIES)
@@ -358,6 +369,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         s->path = TAKE_PTR(path);
         s->policy_error = policy_error;
         s->policy_what = policy_what;
+        s->delegate_error = delegate_error;
         *ret = s;
         r = 0;
 

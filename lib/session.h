@@ -53,6 +53,9 @@ typedef struct AgSession {
         int policy_error;              /* -errno when the kernel refused the user's or the pool's cpu policy
                                         * (the group keeps what it had, never less capped); 0 when set */
         const char *policy_what;       /* which of the two (static text), NULL when policy_error is 0 */
+        int delegate_error;            /* -errno when delegate was asked but the session's bounds
+                                        * (cgroup.max.descendants, cgroup.max.depth) could not be
+                                        * written: the session is not delegated, it stays root's; 0 else */
 } AgSession;
 
 typedef struct AgOpenParams {

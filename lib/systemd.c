@@ -6,6 +6,7 @@
 /* systemd mode: the mode decision, unit names, and the D-Bus calls to the
  * system and user managers (libsystemd loaded with dlopen()). See systemd.h. */
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <errno.h>
@@ -92,6 +93,25 @@ int ag_user_slice_name(uid_t uid, char *buf, size_t size) {
         return 0;
 }
 
+bool ag_systemd_session_scope_path(const char *path) {
+        static const char user[] = "/user.slice/user-", slice[] = ".slice/session-";
+        const char *p, *id;
+
+        if (strncmp(path, user, sizeof user - 1) != 0)
+                return false;
+        p = path + sizeof user - 1;
+        if (!isdigit((unsigned char) *p) || (*p == '0' && isdigit((unsigned char) p[1])))
+                return false;
+        while (isdigit((unsigned char) *p))
+                p++;
+        if (strncmp(p, slice, sizeof slice - 1) != 0)
+                return false;
+        id = p += sizeof slice - 1;
+        while (isalnum((unsigned char) *p))
+                p++;
+        return p > id && strcmp(p, ".scope") == 0;
+}
+
 int ag_terminal_scope_name(pid_t sid, char *buf, size_t size) {
         int n;
 
@@ -176,15 +196,26 @@ int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const char 
         r = ag_user_slice_name(uid, name, sizeof name);
         if (r < 0)
                 return r;
+        /* Known empty, or else nothing is removed: the slice's cgroup says
+         * "populated 0", or it does not exist (ENOENT from an open directory
+         * above it). Any other failure to look (no cgroup root, a symlink,
+         * EACCES...) is -EBUSY: the slice may be in use by other logins. */
         users = open(cgroup_root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (users >= 0) {
+        if (users < 0)
+                return -EBUSY;
+        {
                 int u = openat(users, "user.slice", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
+                if (u < 0 && errno != ENOENT)
+                        return -EBUSY;
                 safe_close(users);
                 users = u;
         }
-        if (users >= 0)
+        if (users >= 0) {
                 slice = openat(users, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (slice < 0 && errno != ENOENT)
+                        return -EBUSY;
+        }
         if (slice >= 0) {
                 r = ag_read_small_file(slice, "cgroup.events", events, sizeof events);
                 if (r < 0)

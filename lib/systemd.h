@@ -60,6 +60,12 @@ void ag_policy_to_unit_values(const AgPolicy *policy, AgUnitValues *ret);
 /* "user-<uid>.slice" */
 int ag_user_slice_name(uid_t uid, char *buf, size_t size);
 
+/* Is path (a cgroup path as /proc/PID/cgroup shows it) exactly a logind
+ * session scope, /user.slice/user-<uid>.slice/session-<id>.scope, with
+ * nothing below it and nothing else around it (a scope of that name under
+ * a user manager's user@<uid>.service is the user's own making)? */
+bool ag_systemd_session_scope_path(const char *path);
+
 /* Sets CPUWeight= and CPUQuotaPerSecUSec= on user-<uid>.slice as runtime
  * properties (systemd keeps them in /run/systemd/system.control/, gone at
  * reboot) through the system bus. The slice need not be active yet: systemd
@@ -79,7 +85,8 @@ int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, si
  * cgroup that systemd made when the properties were set. A loaded unit keeps
  * the values in memory until systemd unloads it; the next login sets them
  * again anyway. Every path is opened relative to a directory fd without
- * following symlinks. -EBUSY when the slice is in use (nothing is removed).
+ * following symlinks. -EBUSY when the slice is in use or cannot be looked
+ * at (no cgroup root, a symlink, ...): nothing is removed then.
  * cgroup_root is "/sys/fs/cgroup", control_dir "/run/systemd/system.control"
  * outside the tests. */
 int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const char *control_dir);

@@ -53,19 +53,21 @@ int ag_read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         size_t cap, len = 0;
 
+        /* cap counts the terminating NUL: there is always room for it, and
+         * up to max + 1 bytes of data are read to tell "more than max". */
         cap = (hint < max ? hint : max) + 1;
         buf = malloc(cap);
         if (!buf)
                 return -ENOMEM;
 
         for (;;) {
-                if (len == cap) {
+                if (len + 1 == cap) {
                         size_t ncap;
                         char *p;
 
-                        if (cap > max)
+                        if (len > max)
                                 return -EFBIG;
-                        ncap = cap > (max + 1) / 2 ? max + 1 : cap * 2;
+                        ncap = cap > (max + 2) / 2 ? max + 2 : cap * 2;
                         p = realloc(buf, ncap);
                         if (!p)
                                 return -ENOMEM;
@@ -73,7 +75,7 @@ int ag_read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size) {
                         cap = ncap;
                 }
 
-                ssize_t n = read(fd, buf + len, cap - len);
+                ssize_t n = read(fd, buf + len, cap - 1 - len);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -86,6 +88,7 @@ int ag_read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size) {
                         return -EFBIG;
         }
 
+        buf[len] = 0;
         *ret = TAKE_PTR(buf);
         *ret_size = len;
         return 0;

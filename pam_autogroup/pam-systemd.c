@@ -147,7 +147,7 @@ int ag_pam_systemd_close(pam_handle_t *pamh, AgMode requested, bool debug) {
                                    user ? user : "?", strerror(-r));
                 else if (debug)
                         pam_syslog(pamh, LOG_DEBUG, "systemd mode: %s", r == -EBUSY ?
-                                   "the user slice is in use, its properties stay" :
+                                   "the user slice is in use (or cannot be looked at), its properties stay" :
                                    "the user slice's runtime properties and empty cgroup removed");
         } else if (debug)
                 pam_syslog(pamh, LOG_DEBUG, "systemd mode: nothing to remove (systemd owns the units)");

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -42,6 +43,7 @@
 #include "policy.h"
 #include "session.h"
 #include "pam-systemd.h"
+#include "systemd.h"
 
 #ifndef AG_DEFAULT_CONF
 #define AG_DEFAULT_CONF "/etc/security/autogroup.conf"
@@ -447,6 +449,23 @@ static void acct_report(pam_handle_t *pamh, const struct module_ctl *ctl, struct
  *     keeps the login there; the scope is root's) and pam_systemd did not
  *     make one for this login before us.
  * Remembered for close, which then does nothing. */
+/* Is the cgroup at path (below the hierarchy's mount) root's, reached
+ * without following a symbolic link? */
+static bool scope_is_roots(const AgHierarchy *h, const char *path) {
+        struct stat st;
+        int rootfd = -1, fd = -1;
+        bool r = false;
+
+        if (ag_hierarchy_open(h, &rootfd) < 0)
+                return false;
+        if (ag_cg_open_path(rootfd, path, &fd) >= 0 && fstat(fd, &st) == 0)
+                r = st.st_uid == 0;
+        if (fd >= 0)
+                (void) close(fd);
+        (void) close(rootfd);
+        return r;
+}
+
 static bool nested_login(pam_handle_t *pamh, const struct module_ctl *ctl, const AgHierarchy *h, bool systemd,
                          uid_t uid, const char *user) {
         char *cur = NULL;
@@ -457,9 +476,13 @@ static bool nested_login(pam_handle_t *pamh, const struct module_ctl *ctl, const
 
         if (ag_cg_pid_path(h, 0, &cur) < 0)
                 return false;
-        if (systemd)
-                nested = strstr(cur, "/session-") && strstr(cur, ".scope");
-        else if (ag_session_of_path(cur, ctl->root, &owner, &sname, &slen) < 0 ||
+        if (systemd) {
+                nested = ag_systemd_session_scope_path(cur) && scope_is_roots(h, cur);
+                if (!nested && (ctl->flags & PAM_DEBUG_ARG))
+                        pam_syslog(pamh, LOG_DEBUG, "login of %s from inside %s: not a session scope of "
+                                   "logind's (%s/user.slice/user-UID.slice/session-ID.scope owned by root), "
+                                   "a session of its own", user, cur, h->mount);
+        } else if (ag_session_of_path(cur, ctl->root, &owner, &sname, &slen) < 0 ||
                  !ag_session_name_matches_audit(sname, slen, ag_audit_session_self()))
                 nested = false;
         else if (owner != uid) {
@@ -723,6 +746,10 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 pam_syslog(pamh, LOG_WARNING, "cannot %s for %s in %s%s: %s; the session is grouped, the group "
                            "keeps the limits it had", s->policy_what, user, h->mount, s->path,
                            strerror(-s->policy_error));
+        if (s->delegate_error < 0)
+                pam_syslog(pamh, LOG_WARNING, "cannot bound %s%s (cgroup.max.descendants, cgroup.max.depth): %s; "
+                           "the session is grouped but not delegated to %s", h->mount, s->path,
+                           strerror(-s->delegate_error), user);
 
         char env[600];
         snprintf(env, sizeof env, AG_SESSION_ENV "=%s", s->path);

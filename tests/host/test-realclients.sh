@@ -258,6 +258,18 @@ check_eq "status --json, two lines: one JSON object for each root" 2 \
 "$HELPER" --pam-dir "$T/pamd3" status >"$T/status3.out" 2>&1
 check "status, a line whose root is empty: names the root that holds groups" \
         grep -q "^Groups of pam_autogroup exist below $CPU/$ROOT: autogroup --root $ROOT status" "$T/status3.out"
+# the pam.d reader under valgrind: a file whose last line has no newline, reached through
+# @include, is read to its end and no further
+if command -v valgrind >/dev/null; then
+        mkdir "$T/pamd4"
+        printf 'session required pam_unix.so\n@include common' >"$T/pamd4/login"
+        printf 'session optional pam_autogroup.so root=%s conf=%s/none.conf' "$ROOT" "$T" >"$T/pamd4/common"
+        valgrind -q --error-exitcode=99 "$HELPER" --pam-dir "$T/pamd4" check >"$T/check4.out" 2>"$T/vg4.out"
+        check_not "check under valgrind: no read past the text of the pam.d files" grep -q "^==[0-9]*==" "$T/vg4.out"
+        check "check under valgrind: the line without a newline is found" grep -q "^conf=$T/none.conf from $T/pamd4/common:1" "$T/check4.out"
+else
+        skip "valgrind is not installed"
+fi
 "$HELPER" --pam-dir "$T/pamd2" check >"$T/check2.out" 2>&1
 check "check, two lines: the line without conf= gets the default, and says so" \
         grep -q "^conf=[^ ]*: the default (the line at $T/pamd2/sshd:1 (services: sshd) sets no conf=)" "$T/check2.out"

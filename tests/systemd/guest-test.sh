@@ -502,6 +502,25 @@ check "close removed them (no /run/systemd/system.control/user-$IH.slice.d)" tes
 check "no user-$IH.slice cgroup left" test ! -e "$CG2/user.slice/user-$IH.slice"
 check "the close says so" sh -c "journalctl -b -o cat | grep -q 'slice.s runtime properties and empty cgroup removed'"
 
+echo "# 10b. a look-alike session-x.scope that a user made in its user manager's tree is no logind session"
+UI="${TAG}i"; useradd -M -N -s /bin/sh "$UI"; AG_USERS="$AG_USERS $UI"; II=$(id -u "$UI")
+systemctl is-active -q "user@$IA.service" && uman=up || { uman=started; systemctl start "user@$IA.service"; }
+FAKE="/user.slice/user-$IA.slice/user@$IA.service/app.slice/session-x.scope"
+runuser -u "$UA" -- mkdir -p "$CG2$FAKE"
+check "$UA made $FAKE, its own" sh -c "[ \"\$(stat -c %u '$CG2$FAKE')\" = $IA ]"
+# the caller (root, as sudo/su/runuser would be) runs from inside it; the login is of another user
+out=$(sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --pam "$3" nolgd "$4" open run-user \
+        "cut -d: -f3 /proc/self/cgroup; test -d /run/systemd/system.control/user-$5.slice.d && echo props=set" close' \
+        sh "$CG2$FAKE" "$abs_top_builddir/tests/host/agdrv" "$T/nolgd" "$UI" "$II" 2>&1)
+echo "$out" | sed 's/^/#   I: /'
+check "the login ran from inside $FAKE" sh -c "echo '$out' | grep -qx '$FAKE'"
+check "the module does not step aside: user-$II.slice's runtime properties set" sh -c "echo '$out' | grep -q '^props=set'"
+check_not "no 'stays in its caller' line for $UI" jlog_has "login of $UI from inside $FAKE: stays in its caller"
+check "the debug line says why: not a session scope of logind's" \
+        waitfor 30 jlog_has "login of $UI from inside $FAKE: not a session scope of logind's"
+runuser -u "$UA" -- rmdir "$CG2$FAKE"
+[ "$uman" = started ] && systemctl stop "user@$IA.service"
+
 echo "# 11. tools/demo: the systemd mode through real logind sessions"
 demo_check systemd yes
 

@@ -19,6 +19,7 @@
 #include "hint.h"
 #include "pamconf.h"
 #include "session.h"
+#include "util.h"
 
 typedef struct Fixture {
         char dir[64];
@@ -346,6 +347,100 @@ static void test_session_of_path(void **state) {
         assert_true(ag_session_name_matches_audit("p123", 4, AG_AUDIT_SESSION_UNSET));
 }
 
+/* ag_read_all's buffer ends in a NUL right after the data, whatever the
+ * heap held there before (the chunk is dirtied and freed first, so malloc
+ * hands the same bytes back), at a size that fills the first buffer and at
+ * one that needs a larger one; more than max is -EFBIG. */
+static void test_read_all_terminated(void **state) {
+        Fixture *f = *state;
+        static const size_t sizes[] = { 50, 99, 100, 150, 200 };
+
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+                char path[256], data[256], *junk, *buf = NULL;
+                size_t size = 0;
+                int fd;
+
+                memset(data, 'a', sizes[k]);
+                data[sizes[k]] = 0;
+                put(f, "blob", data);
+                snprintf(path, sizeof path, "%s/blob", f->dir);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                assert_true(fd >= 0);
+                junk = malloc(100);
+                assert_non_null(junk);
+                memset(junk, 'x', 100);
+                free(junk);
+                assert_int_equal(ag_read_all(fd, 99, 200, &buf, &size), 0);
+                assert_int_equal(size, sizes[k]);
+                assert_int_equal(buf[size], 0);
+                assert_int_equal(strlen(buf), sizes[k]);
+                free(buf);
+                assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+                buf = NULL;
+                assert_int_equal(ag_read_all(fd, 99, sizes[k] - 1, &buf, &size), -EFBIG);
+                assert_null(buf);
+                close(fd);
+        }
+}
+
+/* libpam's limits: a chain of 16 files (the service's and 15 includes) is
+ * followed to its end, the 17th is not; every service of a stack that
+ * includes the same common files has its own budget of opens, so the last
+ * of many services still reaches the line */
+static void test_depth_and_budget(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+        Warnings w = {};
+        char name[32], text[128];
+        const AgPamLine *l;
+
+        assert_int_equal(AG_PAMCONF_MAX_DEPTH, 16);
+        for (int i = 0; i < 16; i++) {
+                snprintf(name, sizeof name, "deep%02d", i);
+                snprintf(text, sizeof text, "session include deep%02d\n", i + 1);
+                put(f, name, i == 15 ? "session optional pam_autogroup.so root=sixteen\n"
+                                     "session include deep16\n" : text);
+        }
+        put(f, "deep16", "session optional pam_autogroup.so root=seventeen\n");
+        /* 40 services x 31 files = 1,240 opens, more than one budget */
+        put(f, "zz-common", "");
+        for (int i = 0; i < 30; i++) {
+                snprintf(name, sizeof name, "zz-part%02d", i);
+                put(f, name, i == 29 ? "session optional pam_autogroup.so root=parts\n" : "session required pam_permit.so\n");
+        }
+        {
+                char common[2048] = "";
+                for (int i = 0; i < 30; i++) {
+                        snprintf(text, sizeof text, "@include zz-part%02d\n", i);
+                        strcat(common, text);
+                }
+                put(f, "zz-common", common);
+        }
+        for (int i = 0; i < 40; i++) {
+                snprintf(name, sizeof name, "zz-svc%02d", i);
+                put(f, name, "@include zz-common\n");
+        }
+
+        assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
+        l = find_line(c, "deep15", 1);
+        assert_non_null(l);
+        assert_true(has_service(l, "deep00"));
+        l = find_line(c, "deep16", 1);
+        assert_non_null(l);
+        assert_false(has_service(l, "deep00"));
+        assert_true(has_service(l, "deep01"));
+        assert_non_null(strstr(w.text, "deep15:2: include of"));
+        l = find_line(c, "zz-part29", 1);
+        assert_non_null(l);
+        for (int i = 0; i < 40; i++) {
+                snprintf(name, sizeof name, "zz-svc%02d", i);
+                if (!has_service(l, name))
+                        fail_msg("service %s lost the line; warnings:\n%s", name, w.text);
+        }
+        assert_null(strstr(w.text, "files read"));
+        ag_pamconf_free(c);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_debian_layout, setup, teardown),
@@ -356,6 +451,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
                 cmocka_unit_test(test_session_of_path),
+                cmocka_unit_test_setup_teardown(test_read_all_terminated, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_depth_and_budget, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

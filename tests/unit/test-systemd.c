@@ -408,6 +408,30 @@ static void test_slice_forget(void **state) {
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top);
         assert_int_equal(stat(p, &st), 0);
 
+        /* the slice cannot be looked at (no cgroup root; a symlink in place
+         * of user.slice or of the slice): not known empty, nothing is removed */
+        char r1[256], r2[256];
+        snprintf(r1, sizeof r1, "%s/none", top);
+        snprintf(p, sizeof p, "%s/ctl", top);
+        assert_int_equal(ag_systemd_user_slice_forget(5, r1, p), -EBUSY);
+        snprintf(r1, sizeof r1, "%s/cg/user.slice/user-5.slice", top);
+        snprintf(r2, sizeof r2, "%s/cg/user.slice/real-5", top);
+        assert_int_equal(rename(r1, r2), 0);
+        assert_int_equal(symlink("real-5", r1), 0);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), -EBUSY);
+        assert_int_equal(unlink(r1), 0);
+        assert_int_equal(rename(r2, r1), 0);
+        snprintf(r1, sizeof r1, "%s/cg/user.slice", top);
+        snprintf(r2, sizeof r2, "%s/cg/real.slice", top);
+        assert_int_equal(rename(r1, r2), 0);
+        assert_int_equal(symlink("real.slice", r1), 0);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), -EBUSY);
+        assert_int_equal(unlink(r1), 0);
+        assert_int_equal(rename(r2, r1), 0);
+        snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top);
+        assert_int_equal(stat(p, &st), 0);
+        snprintf(p, sizeof p, "%s/ctl", top);
+
         /* empty: our drop-ins go; another setting keeps the directory */
         put(ev, "populated 0\nfrozen 0\n");
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-MemoryMax.conf", top); put(p, "[Slice]\nMemoryMax=1G\n");
@@ -560,6 +584,43 @@ static void test_status_systemd(void **state) {
         rmdir(top);
 }
 
+/* the nested-login test of the systemd mode: a logind session scope,
+ * exactly, and none of the look-alikes a user can make in the delegated
+ * tree of the user manager */
+static void test_session_scope_path(void **state) {
+        static const char *const yes[] = {
+                "/user.slice/user-1000.slice/session-3.scope",
+                "/user.slice/user-0.slice/session-c12.scope",
+        };
+        static const char *const no[] = {
+                "/user.slice/user-1000.slice/user@1000.service/app.slice/session-x.scope",
+                "/user.slice/user-1000.slice/user@1000.service/session-3.scope",
+                "/user.slice/user-1000.slice/session-3.scope/sub",
+                "/user.slice/user-1000.slice/session-3.scope/session-4.scope",
+                "/user.slice/user-1000.slice/session-.scope",
+                "/user.slice/user-1000.slice/session-3.scope.x",
+                "/user.slice/user-1000.slice/session-3_x.scope",
+                "/user.slice/user-01000.slice/session-3.scope",
+                "/user.slice/user-.slice/session-3.scope",
+                "/user.slice/user-1000x.slice/session-3.scope",
+                "/system.slice/session-3.scope",
+                "/user.slice/session-3.scope",
+                "/x/user.slice/user-1000.slice/session-3.scope",
+                "user.slice/user-1000.slice/session-3.scope",
+                "/user.slice/user-1000.slice/session-3.scope\n",
+                "/",
+                "",
+        };
+
+        (void) state;
+        for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
+                assert_true(ag_systemd_session_scope_path(yes[i]));
+        for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+                if (ag_systemd_session_scope_path(no[i]))
+                        fail_msg("taken for a session scope: %s", no[i]);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mode_names),
@@ -576,6 +637,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_scope_unixexec_refused, dirs_setup, dirs_teardown),
                 cmocka_unit_test(test_deadline_blocked_alarm),
                 cmocka_unit_test(test_slice_forget),
+                cmocka_unit_test(test_session_scope_path),
                 cmocka_unit_test(test_status_systemd),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
