@@ -54,10 +54,10 @@
 #define DATA_NESTED_NAME "pam_autogroup_nested" /* open stepped aside: close does nothing */
 #define DATA_ASIDE_NAME "pam_autogroup_aside"  /* unsigned: instances that stepped aside at open */
 
-/* option flags */
-#define PAM_DEBUG_ARG   0x0001
-#define PAM_NO_AUDIT    0x0002
-#define PAM_STRICT      0x0004
+/* option flags (the module's own namespace, not libpam's PAM_*) */
+#define AG_OPT_DEBUG    0x0001
+#define AG_OPT_NOAUDIT  0x0002
+#define AG_OPT_STRICT   0x0004
 
 /* acctlog=info|debug|off: the priority of the per-session accounting line at close */
 enum acct_log { ACCT_LOG_INFO, ACCT_LOG_DEBUG, ACCT_LOG_OFF };
@@ -92,11 +92,11 @@ static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, stru
 
         for (; argc-- > 0; ++argv) {
                 if (strcmp(*argv, "debug") == 0)
-                        ctl->flags |= PAM_DEBUG_ARG;
+                        ctl->flags |= AG_OPT_DEBUG;
                 else if (strcmp(*argv, "noaudit") == 0)
-                        ctl->flags |= PAM_NO_AUDIT;
+                        ctl->flags |= AG_OPT_NOAUDIT;
                 else if (strcmp(*argv, "strict") == 0)
-                        ctl->flags |= PAM_STRICT;
+                        ctl->flags |= AG_OPT_STRICT;
                 else if (strncmp(*argv, "conf=", 5) == 0 && (*argv)[5])
                         ctl->conf = *argv + 5;
                 else if (strncmp(*argv, "root=", 5) == 0) {
@@ -133,7 +133,7 @@ static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, stru
 }
 
 static int fail_rc(const struct module_ctl *ctl) {
-        return (ctl->flags & PAM_STRICT) ? PAM_SESSION_ERR : PAM_IGNORE;
+        return (ctl->flags & AG_OPT_STRICT) ? PAM_SESSION_ERR : PAM_IGNORE;
 }
 
 static void config_error(void *userdata, const char *file, unsigned line, const char *message) {
@@ -198,7 +198,7 @@ static void audit_record_fields(pam_handle_t *pamh, const struct module_ctl *ctl
         const void *tty = NULL, *rhost = NULL;
         int fd;
 
-        if (ctl->flags & PAM_NO_AUDIT)
+        if (ctl->flags & AG_OPT_NOAUDIT)
                 return;
         if (!a->opened) {
                 a->opened = true;
@@ -226,7 +226,7 @@ static void audit_record_fields(pam_handle_t *pamh, const struct module_ctl *ctl
         if (audit_log_user_message(fd, AUDIT_TRUSTED_APP, msg, rhost, NULL, tty, 1) <= 0 && errno != EPERM &&
             errno != ECONNREFUSED)
                 pam_syslog(pamh, LOG_ERR, "cannot write audit record: %m");
-        if (ctl->flags & PAM_DEBUG_ARG)
+        if (ctl->flags & AG_OPT_DEBUG)
                 pam_syslog(pamh, LOG_DEBUG, "audit: %s", msg);
 #else
         (void) pamh;
@@ -359,7 +359,7 @@ static int find_hierarchy(pam_handle_t *pamh, const struct module_ctl *ctl, AgHi
                 ag_hierarchy_free(h);
                 return -EOPNOTSUPP;
         }
-        if (ctl->flags & PAM_DEBUG_ARG)
+        if (ctl->flags & AG_OPT_DEBUG)
                 pam_syslog(pamh, LOG_DEBUG, "using cgroup v%d hierarchy at %s", h->version, h->mount);
         *ret = h;
         return 0;
@@ -376,7 +376,7 @@ struct removed_ctx {
 static void on_removed(void *userdata, const char *path) {
         struct removed_ctx *c = userdata;
 
-        if (c->ctl->flags & PAM_DEBUG_ARG)
+        if (c->ctl->flags & AG_OPT_DEBUG)
                 pam_syslog(c->pamh, LOG_DEBUG, "removed %s", path);
         audit_record(c->pamh, c->ctl, c->audit, "autogroup-remove", c->user, c->uid, path);
 }
@@ -397,7 +397,7 @@ static void apply_latency(pam_handle_t *pamh, const struct module_ctl *ctl, cons
         if (r < 0)
                 pam_syslog(pamh, LOG_WARNING, "cannot set latency class %s (%s) for %s: %s",
                            ag_latency_to_string(l), what, user, strerror(-r));
-        else if (ctl->flags & PAM_DEBUG_ARG)
+        else if (ctl->flags & AG_OPT_DEBUG)
                 pam_syslog(pamh, LOG_DEBUG, "latency class %s (%s) for %s: %s", ag_latency_to_string(l), what,
                            user, ag_latency_result_to_string(res));
 }
@@ -478,7 +478,7 @@ static bool nested_login(pam_handle_t *pamh, const struct module_ctl *ctl, const
                 return false;
         if (systemd) {
                 nested = ag_systemd_session_scope_path(cur) && scope_is_roots(h, cur);
-                if (!nested && (ctl->flags & PAM_DEBUG_ARG))
+                if (!nested && (ctl->flags & AG_OPT_DEBUG))
                         pam_syslog(pamh, LOG_DEBUG, "login of %s from inside %s: not a session scope of "
                                    "logind's (%s/user.slice/user-UID.slice/session-ID.scope owned by root), "
                                    "a session of its own", user, cur, h->mount);
@@ -486,7 +486,7 @@ static bool nested_login(pam_handle_t *pamh, const struct module_ctl *ctl, const
                  !ag_session_name_matches_audit(sname, slen, ag_audit_session_self()))
                 nested = false;
         else if (owner != uid) {
-                if (ctl->flags & PAM_DEBUG_ARG)
+                if (ctl->flags & AG_OPT_DEBUG)
                         pam_syslog(pamh, LOG_DEBUG, "login of %s from inside %s%s of uid %lu: a session of its "
                                    "own (a process of another user is not left in a group its caller owns)",
                                    user, h->mount, cur, (unsigned long) owner);
@@ -494,7 +494,7 @@ static bool nested_login(pam_handle_t *pamh, const struct module_ctl *ctl, const
         } else
                 nested = true;
         if (nested) {
-                if (ctl->flags & PAM_DEBUG_ARG)
+                if (ctl->flags & AG_OPT_DEBUG)
                         pam_syslog(pamh, LOG_DEBUG, "login of %s from inside %s%s: stays in its caller's group, "
                                    "no session of its own", user, systemd ? "" : h->mount, cur);
                 (void) pam_set_data(pamh, DATA_NESTED_NAME, (void *) 1, NULL);
@@ -545,7 +545,7 @@ static _Noreturn void watcher_run(pam_handle_t *pamh, const struct module_ctl *c
                 (void) ag_acct_sweep_user(d->hierarchy, d->session->root, d->session->uid);
         }
         audit_done(&a);
-        if (r < 0 && (ctl->flags & PAM_DEBUG_ARG))
+        if (r < 0 && (ctl->flags & AG_OPT_DEBUG))
                 pam_syslog(pamh, LOG_DEBUG, "%s%s %s, left for autogroup gc", d->hierarchy->mount,
                            d->session->path, r == -ETIMEDOUT || r == -EBUSY ? "still holds processes" : strerror(-r));
         _exit(0);
@@ -574,7 +574,7 @@ static void watcher_start(pam_handle_t *pamh, const struct module_ctl *ctl, cons
         }
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
-        if (ctl->flags & PAM_DEBUG_ARG)
+        if (ctl->flags & AG_OPT_DEBUG)
                 pam_syslog(pamh, LOG_DEBUG, "%s%s: removed once its processes exit (watched for at most %d s)",
                            d->hierarchy->mount, d->session->path, WATCH_TIMEOUT_MS / 1000);
 }
@@ -595,7 +595,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
 
         if (open_pending(pamh)) {
                 (void) aside_count(pamh, +1);
-                if (ctl.flags & PAM_DEBUG_ARG)
+                if (ctl.flags & AG_OPT_DEBUG)
                         pam_syslog(pamh, LOG_DEBUG, "pam_autogroup is in this stack more than once: "
                                    "an earlier line opened this session, this one steps aside");
                 return PAM_IGNORE;
@@ -627,7 +627,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         }
         struct group_ctx g = { .pamh = pamh, .user = user, .gid = pw->pw_gid };
         ag_policy_resolve(config, user, pw->pw_uid, in_group, &g, &policy);
-        if (ctl.flags & PAM_DEBUG_ARG)
+        if (ctl.flags & AG_OPT_DEBUG)
                 pam_syslog(pamh, LOG_DEBUG, "policy for %s: weight %u, max %ld%s, sessions %s, idle %s", user,
                            policy.weight, policy.max_pct, policy.max_pct < 0 ? " (none)" : "%",
                            policy.sessions ? "yes" : "no", policy.idle ? "yes" : "no");
@@ -637,7 +637,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         if (policy.pool[0] && ag_pam_mode(ctl.mode) == AG_MODE_SYSTEMD)
                 pam_syslog(pamh, LOG_INFO, "systemd mode: pool %s of %s not applied (systemd cannot put "
                            "user slices below a pool slice); the user's own policy applies", policy.pool, user);
-        else if (policy.pool[0] && (ctl.flags & PAM_DEBUG_ARG))
+        else if (policy.pool[0] && (ctl.flags & AG_OPT_DEBUG))
                 pam_syslog(pamh, LOG_DEBUG, "pool %s: weight %u, max %ld%s, idle %s", policy.pool,
                            pool_policy.weight, pool_policy.max_pct, pool_policy.max_pct < 0 ? " (none)" : "%",
                            pool_policy.idle ? "yes" : "no");
@@ -656,7 +656,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                         return PAM_IGNORE;
                 }
         }
-        r = ag_pam_systemd_open(pamh, ctl.mode, ctl.flags & PAM_DEBUG_ARG, user, pw->pw_uid, &policy);
+        r = ag_pam_systemd_open(pamh, ctl.mode, ctl.flags & AG_OPT_DEBUG, user, pw->pw_uid, &policy);
         if (r != AG_PAM_CGROUPFS) {
                 if (r == PAM_SUCCESS) {
                         char slice[64];
@@ -770,13 +770,13 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                            "process that opened it (delegate=yes delegates anyway, delegate=no drops this line)",
                            s->path, user);
         /* a kernel without cpu.idle (before 5.15) */
-        if ((ctl.flags & PAM_DEBUG_ARG) && policy.idle && ag_kernel_has_cpu_idle(h, s->path) == 0)
+        if ((ctl.flags & AG_OPT_DEBUG) && policy.idle && ag_kernel_has_cpu_idle(h, s->path) == 0)
                 pam_syslog(pamh, LOG_DEBUG, "the kernel has no cpu.idle (Linux 5.15 or later needed): idle yes "
                            "not applied, the rest of the policy is");
         audit_record(pamh, &ctl, &a, s->name ? "autogroup-session-create" : "autogroup-user-join", user,
                      pw->pw_uid, s->path);
         audit_done(&a);
-        if (ctl.flags & PAM_DEBUG_ARG)
+        if (ctl.flags & AG_OPT_DEBUG)
                 pam_syslog(pamh, LOG_DEBUG, "session of %s in %s%s (cgroup v%d)", user, h->mount, s->path,
                            h->version);
         return PAM_SUCCESS;
@@ -797,7 +797,7 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         /* An instance that stepped aside at open (the module twice in the
          * stack): the earlier line has closed the session already. */
         if (!open_pending(pamh) && aside_count(pamh, -1)) {
-                if (ctl.flags & PAM_DEBUG_ARG)
+                if (ctl.flags & AG_OPT_DEBUG)
                         pam_syslog(pamh, LOG_DEBUG, "pam_autogroup is in this stack more than once: "
                                    "an earlier line closed this session, this one steps aside");
                 return PAM_IGNORE;
@@ -818,7 +818,7 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
                         (void) pam_set_data(pamh, DATA_NESTED_NAME, NULL, NULL);
                         return PAM_IGNORE;
                 }
-                if (ag_pam_systemd_close(pamh, ctl.mode, ctl.flags & PAM_DEBUG_ARG) != AG_PAM_CGROUPFS)
+                if (ag_pam_systemd_close(pamh, ctl.mode, ctl.flags & AG_OPT_DEBUG) != AG_PAM_CGROUPFS)
                         return PAM_IGNORE;
                 if (!opened) {
                         const struct passwd *pw = user ? pam_modutil_getpwnam(pamh, user) : NULL;
