@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * The cgroupfs backend of a login, cgroup v1 and v2:
+ *
+ *   <hierarchy>/<root>[/pool-<name>]/user-<uid>/<session>/login
+ *
+ * open: the session's groups with the user's (and pool's) policy, the caller
+ * moved into login/ (lib/session.c), and the CPU accounting (lib/acct.c: on
+ * v1 with cpuacct mounted apart, a mirror of the session there). close: the
+ * CPU time read, the caller moved back, the session and the user's other
+ * empty groups removed. The watcher finishes a close whose processes were
+ * still exiting. */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <syslog.h>
+
+#include "container.h"
+#include "hint.h"
+#include "login-backend.h"
+#include "util.h"
+
+static int find(AgLogin *l, AgLoginFailure *f) {
+        int r;
+
+        r = ag_login_hierarchy(l);
+        if (r < 0) {
+                f->step = r == -ENOENT ? AG_STEP_NO_CGROUPFS : AG_STEP_HIERARCHY;
+                return r;
+        }
+        if (!l->hierarchy->has_cpu) {
+                f->step = AG_STEP_NO_CPU;
+                return -EOPNOTSUPP;
+        }
+        return 0;
+}
+
+/* A login opened from inside one of this user's sessions below root, of its
+ * audit session (pam_loginuid gives sshd, login and cron logins a new one;
+ * su and sudo keep it), stays in its caller's group, as logind keeps such
+ * logins in the caller's session. A login of another user gets a session of
+ * its own: the caller's session may be delegated to the caller, who could
+ * move, freeze or kill another user's processes there. */
+static bool nested(AgLogin *l, const AgLoginParams *p) {
+        const char *sname = NULL;
+        size_t slen = 0;
+        uid_t owner;
+
+        if (ag_cg_pid_path(l->hierarchy, 0, &l->caller) < 0 ||
+            ag_session_of_path(l->caller, p->root, &owner, &sname, &slen) < 0 ||
+            !ag_session_name_matches_audit(sname, slen, ag_audit_session_self()))
+                return false;
+        l->caller_owner = owner;
+        l->nested = owner == p->uid ? AG_NESTED_SAME_USER : AG_NESTED_OTHER_USER;
+        return l->nested == AG_NESTED_SAME_USER;
+}
+
+/* CPU accounting: the start time and, on v1 with cpuacct mounted on its
+ * own, the session's mirror there. A failure costs only the CPU figure. */
+static void acct_open(AgLogin *l) {
+        const AgSession *s = l->session;
+        int r;
+
+        r = ag_acct_start(l->hierarchy, &l->acct);
+        if (r < 0) {
+                l->acct_error = r;               /* -ENOMEM, with l->acct NULL */
+                return;
+        }
+        r = ag_acct_mirror_open(l->acct, s->path, getpid(), s->name != NULL, s->acct_origin, &l->acct_what);
+        if (r < 0)
+                l->acct_error = r;
+}
+
+static int cgroupfs_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) {
+        const AgHierarchy *h;
+        AgSession *s = NULL;
+        int r;
+
+        r = find(l, f);
+        if (r < 0)
+                return r;
+        h = l->hierarchy;
+        /* A container's cgroup namespace whose root holds the container's
+         * processes: nothing below it can get cpu. Checked before touching
+         * it ("+cpu" there would make it a thread root). */
+        if (h->version == 2 && ag_container_root_blocked(h) > 0) {
+                f->step = AG_STEP_CONTAINER;
+                return -EBUSY;
+        }
+        if (nested(l, p)) {
+                l->state = AG_LOGIN_NESTED;
+                return 0;
+        }
+
+        AgOpenParams op = {
+                .root = p->root,
+                .uid = p->uid,
+                .gid = p->gid,
+                .policy = p->policy,
+                .pid = getpid(),
+                .audit_session = ag_audit_session_self(),
+                .pool = p->policy->pool,
+                .pool_policy = p->pool_policy,
+                .config = p->config,
+                .delegate = p->delegate,
+                .removed = p->removed,
+                .removed_userdata = p->removed_userdata,
+        };
+        r = ag_session_open(h, &op, &s, &f->what);
+        if (r < 0) {
+                f->step = AG_STEP_SESSION;
+                return r;
+        }
+        l->session = s;
+        l->state = AG_LOGIN_GROUPED;
+        acct_open(l);
+        return 0;
+}
+
+/* The session's end: what it used, read while its groups still exist (from
+ * the session's group, or from its cpuacct mirror as that is removed; one
+ * read of /proc/self/cgroup tells where this process is in both), then the
+ * groups removed. */
+static int session_close(AgLogin *l, pid_t pid, const AgLoginCloseParams *p, AgLoginEnd *ret_end) {
+        const AgHierarchy *h = l->hierarchy;
+        const AgSession *s = l->session;
+        int r;
+
+        if (l->acct && l->acct->source == AG_ACCT_MIRROR) {
+                _cleanup_free_ char *cur = NULL, *cur_acct = NULL;
+
+                (void) ag_cg_pid_paths(h, pid, &cur, &cur_acct);
+                r = ag_session_close_from(h, s, pid, cur, p->removed, p->removed_userdata);
+                (void) ag_acct_mirror_close(l->acct, pid, cur_acct, &ret_end->usage);
+                ret_end->have_usage = ret_end->usage.usec >= 0;
+        } else {
+                ret_end->have_usage = l->acct && ag_acct_usage(h, l->acct, s->path, &ret_end->usage) >= 0;
+                r = ag_session_close(h, s, pid, p->removed, p->removed_userdata);
+        }
+        ret_end->lingering = r == -EBUSY && s->name;
+        return r;
+}
+
+/* No session of this login: nothing to leave, but what this user left
+ * behind earlier is swept. Never for a user open could not find. */
+static int sweep(AgLogin *l, const AgLoginCloseParams *p) {
+        _cleanup_close_ int mfd = -1;
+        int r;
+
+        if (!p->user_known)
+                return 0;
+        r = ag_login_hierarchy(l);
+        if (r < 0)
+                return r;
+        if (!l->hierarchy->has_cpu)
+                return 0;
+        r = ag_hierarchy_open(l->hierarchy, &mfd);
+        if (r < 0)
+                return r;
+        r = ag_user_sweep_at(mfd, p->root, p->uid, p->removed, p->removed_userdata);
+        (void) ag_acct_sweep_user(l->hierarchy, p->root, p->uid);
+        return r;
+}
+
+static int cgroupfs_close(AgLogin *l, const AgLoginCloseParams *p, AgLoginEnd *ret_end) {
+        if (l->state == AG_LOGIN_GROUPED)
+                return session_close(l, 0, p, ret_end);
+        return sweep(l, p);
+}
+
+const AgLoginBackend ag_login_backend_cgroupfs = {
+        .open = cgroupfs_open,
+        .close = cgroupfs_close,
+};
+
+/* The watcher: nothing of the caller's (its syslog socket, closed before
+ * the fds it uses go; signal handlers and mask; open files; working
+ * directory), then the wait, the removal, the report. Never returns. */
+static _Noreturn void watch_run(const AgLogin *l, unsigned timeout_ms, ag_removed_fn removed,
+                                ag_watch_done_fn done, void *userdata) {
+        const AgSession *s = l->session;
+        sigset_t none;
+        int fd, r;
+
+        closelog();
+        for (int sig = 1; sig < NSIG; sig++)
+                (void) signal(sig, SIG_DFL);
+        sigemptyset(&none);
+        (void) sigprocmask(SIG_SETMASK, &none, NULL);
+        if (close_range(3, ~0U, 0) < 0)
+                for (fd = 3; fd < 1024; fd++)
+                        (void) close(fd);
+        fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (fd >= 0) {
+                (void) dup2(fd, 0);
+                (void) dup2(fd, 1);
+                (void) dup2(fd, 2);
+                if (fd > 2)
+                        (void) close(fd);
+        }
+        (void) chdir("/");
+        (void) prctl(PR_SET_NAME, "pam_autogroup", 0, 0, 0);
+
+        r = ag_session_wait_empty(l->hierarchy, s, timeout_ms);
+        if (r == 0) {
+                r = ag_session_close_from(l->hierarchy, s, getpid(), NULL, removed, userdata);
+                if (l->acct && l->acct->source == AG_ACCT_MIRROR)
+                        (void) ag_acct_mirror_close(l->acct, getpid(), NULL, NULL);
+                (void) ag_acct_sweep_user(l->hierarchy, s->root, s->uid);
+        }
+        if (done)
+                done(userdata, r);
+        _exit(0);
+}
+
+int ag_login_watch(const AgLogin *l, unsigned timeout_ms, ag_removed_fn removed, ag_watch_done_fn done,
+                   void *userdata) {
+        pid_t pid;
+        int status;
+
+        if (l->state != AG_LOGIN_GROUPED || !l->session->name)
+                return -EINVAL;
+        /* one fork for a child that detaches (setsid) and forks the watcher,
+         * reaped here at once: the caller keeps no child and does not wait */
+        pid = fork();
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0) {
+                (void) setsid();
+                pid = fork();
+                if (pid == 0)
+                        watch_run(l, timeout_ms, removed, done, userdata);
+                _exit(pid < 0 ? 1 : 0);
+        }
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        return 0;
+}

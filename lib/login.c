@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ *
+ * One login's lifecycle: the mode decided once, then the mode's backend
+ * (login-cgroupfs.c, login-systemd.c). See login.h. */
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "login-backend.h"
+#include "util.h"
+
+AgLogin *ag_login_free(AgLogin *l) {
+        if (!l)
+                return NULL;
+        ag_hierarchy_free(l->hierarchy);
+        ag_session_free(l->session);
+        ag_acct_free(l->acct);
+        free(l->caller);
+        free(l);
+        return NULL;
+}
+
+int ag_login_hierarchy(AgLogin *l) {
+        AgHierarchy *h = NULL;
+        int r;
+
+        if (l->hierarchy)
+                return 0;
+        r = ag_hierarchy_find(NULL, &h);
+        if (r < 0)
+                return r;
+        l->hierarchy = h;
+        return 0;
+}
+
+int ag_login_new(AgMode requested, AgLogin **ret) {
+        AgLogin *l;
+
+        l = calloc(1, sizeof *l);
+        if (!l)
+                return -ENOMEM;
+        l->state = AG_LOGIN_NEW;
+        if (requested == AG_MODE_CGROUPFS || requested == AG_MODE_SYSTEMD)
+                l->mode = requested;
+        else if (!ag_systemd_booted(NULL))
+                l->mode = AG_MODE_CGROUPFS;          /* costs one lstat on hosts without systemd */
+        else {
+                (void) ag_login_hierarchy(l);        /* none: the cgroupfs backend says why */
+                l->mode = ag_mode_resolve(requested, true, l->hierarchy);
+        }
+        *ret = l;
+        return 0;
+}
+
+static const AgLoginBackend *backend(const AgLogin *l) {
+        return l->mode == AG_MODE_SYSTEMD ? &ag_login_backend_systemd : &ag_login_backend_cgroupfs;
+}
+
+int ag_login_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *ret_failure) {
+        AgLoginFailure f = { .step = AG_STEP_NONE };
+        int r;
+
+        /* The class goes to the calling thread, the one that forks the
+         * login, so every process of the login inherits it. It needs no
+         * cgroup: it applies in every mode, nested logins included. */
+        if (p->policy->latency != AG_LATENCY_NORMAL)
+                l->latency_error = ag_latency_apply(0, p->policy->latency, &l->latency_result);
+
+        r = backend(l)->open(l, p, &f);
+        if (r < 0) {
+                l->state = AG_LOGIN_NEW;
+                if (ret_failure)
+                        *ret_failure = f;
+        }
+        return r;
+}
+
+int ag_login_close(AgLogin *l, const AgLoginCloseParams *p, AgLoginEnd *ret_end) {
+        AgLoginEnd end = { .usage = { -1, -1, -1 } };
+        int r = 0;
+
+        if (l->state != AG_LOGIN_NESTED)
+                r = backend(l)->close(l, p, &end);
+        if (ret_end)
+                *ret_end = end;
+        return r;
+}
+
+void ag_unit_values_format(const AgUnitValues *v, char *weight, size_t weight_size, char *quota,
+                           size_t quota_size) {
+        if (v->cpu_weight == AG_SYSTEMD_CPU_WEIGHT_IDLE)
+                snprintf(weight, weight_size, "idle");
+        else
+                snprintf(weight, weight_size, "%" PRIu64, v->cpu_weight);
+        if (v->cpu_quota_per_sec_usec == AG_SYSTEMD_USEC_INFINITY)
+                snprintf(quota, quota_size, "infinity");
+        else
+                snprintf(quota, quota_size, "%" PRIu64 "us", v->cpu_quota_per_sec_usec);
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What the module's files share: the options of one PAM call and the
+ * reports of each outcome (report.c), which pam_autogroup.c calls. */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <security/pam_modules.h>
+
+#include "audit.h"
+#include "login.h"
+
+/* option flags (the module's own namespace, not libpam's PAM_*) */
+#define AG_OPT_DEBUG    0x0001
+#define AG_OPT_NOAUDIT  0x0002
+#define AG_OPT_STRICT   0x0004
+
+/* acctlog=info|debug|off: the priority of the per-session accounting line at close */
+enum acct_log { ACCT_LOG_INFO, ACCT_LOG_DEBUG, ACCT_LOG_OFF };
+
+struct module_ctl {
+        unsigned flags;
+        const char *conf;
+        const char *root;
+        AgMode mode;                   /* mode=auto|cgroupfs|systemd */
+        int delegate;                  /* delegate=yes 1, delegate=no 0, not given -1 (no) */
+        enum acct_log acctlog;
+};
+
+#define DEBUG(ctl) ((ctl)->flags & AG_OPT_DEBUG)
+
+/* What a failure returns: PAM_SESSION_ERR only where the administrator asked
+ * for strictness. */
+static inline int fail_rc(const struct module_ctl *ctl) {
+        return (ctl->flags & AG_OPT_STRICT) ? PAM_SESSION_ERR : PAM_IGNORE;
+}
+
+/* Told of every group a sweep removes (on_removed): a debug line and an
+ * audit record. */
+struct removed_ctx {
+        pam_handle_t *pamh;
+        const struct module_ctl *ctl;
+        AgAuditConn audit;
+        const char *user;
+        uid_t uid;
+};
+#define REMOVED_CTX(h_, ctl_, user_, uid_)                                                                  \
+        { .pamh = (h_), .ctl = (ctl_), .user = (user_), .uid = (uid_),                                       \
+          .audit = AG_AUDIT_CONN_INIT((h_), !((ctl_)->flags & AG_OPT_NOAUDIT), DEBUG(ctl_)) }
+void on_removed(void *userdata, const char *path);
+
+/* ---- open */
+/* the debug lines of the policy; the pool a systemd login cannot have */
+void log_policy(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, const AgLogin *l,
+                const AgPolicy *policy, const AgPolicy *pool_policy);
+/* the latency class given to the caller */
+void log_latency(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, const AgPolicy *policy,
+                 const AgLogin *l);
+/* systemd: the session scope's weight, handed to pam_systemd */
+void systemd_session_level(pam_handle_t *pamh, const AgPolicy *policy, bool logind_session);
+/* the one line of a login that got no group */
+void log_failure(pam_handle_t *pamh, const char *user, const AgLogin *l, const AgLoginParams *p,
+                 const AgLoginFailure *f, int r);
+/* the debug lines of where the login goes: the hierarchy, and what the look
+ * at the caller's group found (nested: the login stepped aside) */
+void log_where(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, const AgLogin *l,
+                bool nested);
+/* a login that got its slice (systemd) or its session (cgroupfs): lines, environment, audit */
+void opened_slice(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *a, const char *user, uid_t uid,
+                  const AgLogin *l, const AgPolicy *policy);
+void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *a, const char *user,
+                    const AgLogin *l, const AgPolicy *policy);
+
+/* ---- close */
+void closed_slice(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, bool logind_session, int r);
+/* the accounting line and record, the watcher of a lingering session; returns the PAM result */
+int closed_session(pam_handle_t *pamh, const struct module_ctl *ctl, struct removed_ctx *rc, const AgLogin *l,
+                   const AgLoginEnd *end, int r);
