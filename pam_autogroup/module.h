@@ -51,6 +51,34 @@ struct removed_ctx {
           .audit = AG_AUDIT_CONN_INIT((h_), !((ctl_)->flags & AG_OPT_NOAUDIT), DEBUG(ctl_)) }
 void on_removed(void *userdata, const char *path);
 
+/* ---- the per-handle state (state.c) */
+/* What one open leaves for its close (pam_set_data): the user as open
+ * found it, so that close never asks NSS again (with the directory down the
+ * logout would wait for its timeout a second time), and the login. Its
+ * presence also tells a second instance of the module in the same stack
+ * that this handle's session is taken. */
+struct login_data {
+        bool known;                    /* open found the user */
+        uid_t uid;
+        char *user;                    /* the account's name (pw_name); NULL when unknown */
+        AgLogin *login;                /* NULL until the mode was decided */
+};
+
+struct passwd;
+/* The state of this handle's open; NULL when none (no open, or closed). */
+struct login_data *login_data_get(pam_handle_t *pamh);
+/* A new state, kept in the handle, for the user pw (NULL: open could not
+ * find the user); NULL when out of memory. */
+struct login_data *login_data_new(pam_handle_t *pamh, const struct passwd *pw);
+/* Forgets (and frees) the state: the close is done. */
+void login_data_drop(pam_handle_t *pamh);
+/* The module twice in one stack (common-session and the service's own file;
+ * or libpam reading "other" twice): the first instance opens and closes the
+ * session, every later one steps aside. delta +1 at open, -1 at close;
+ * returns false (and changes nothing) when asked to take one that is not
+ * there. */
+bool aside_count(pam_handle_t *pamh, int delta);
+
 /* ---- open */
 /* the debug lines of the policy; the pool a systemd login cannot have */
 void log_policy(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, const AgLogin *l,

@@ -3,9 +3,10 @@
  * pam_autogroup: one cpu cgroup per login session, below a group per user.
  *
  * This file is only the PAM glue: the options, the user and the policy
- * (lib/config-*.c, lib/policy.c, NSS through the module's in_group), the
- * per-handle state, one log line per outcome and the audit records
- * (audit.c). The login's lifecycle is lib/login.c with its two backends. */
+ * (lib/config-*.c, lib/policy.c, NSS through in_group), and the two entry
+ * points. The per-handle state is state.c, one log line per outcome
+ * report.c, the audit records audit.c; the login's lifecycle is
+ * lib/login.c with its two backends. */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -31,21 +32,22 @@
 #define AG_DEFAULT_CONF "/etc/security/autogroup.conf"
 #endif
 
-#define DATA_NAME "pam_autogroup"              /* struct login_data */
-#define DATA_ASIDE_NAME "pam_autogroup_aside"  /* unsigned: instances that stepped aside at open */
-
+/* The options into ctl, and the flags word (debug, noaudit, strict) as the
+ * return value. An unknown or invalid option is one log line, never fatal. */
 static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, struct module_ctl *ctl) {
+        unsigned ctrl = 0;
+
         *ctl = (struct module_ctl) { .conf = AG_DEFAULT_CONF, .root = AG_ROOT_DEFAULT, .mode = AG_MODE_AUTO,
                                      .delegate = -1, .acctlog = ACCT_LOG_INFO };
         for (; argc-- > 0; ++argv) {
                 const char *v;
 
                 if (strcmp(*argv, "debug") == 0)
-                        ctl->flags |= AG_OPT_DEBUG;
+                        ctrl |= AG_OPT_DEBUG;
                 else if (strcmp(*argv, "noaudit") == 0)
-                        ctl->flags |= AG_OPT_NOAUDIT;
+                        ctrl |= AG_OPT_NOAUDIT;
                 else if (strcmp(*argv, "strict") == 0)
-                        ctl->flags |= AG_OPT_STRICT;
+                        ctrl |= AG_OPT_STRICT;
                 else if (strncmp(*argv, "conf=", 5) == 0 && (*argv)[5])
                         ctl->conf = *argv + 5;
                 else if (strncmp(*argv, "root=", 5) == 0) {
@@ -77,7 +79,7 @@ static unsigned _pam_parse(pam_handle_t *pamh, int argc, const char **argv, stru
                 } else
                         pam_syslog(pamh, LOG_ERR, "unknown option: %s", *argv);
         }
-        return ctl->flags;
+        return ctrl;
 }
 
 static void config_error(void *userdata, const char *file, unsigned line, const char *message) {
@@ -118,84 +120,6 @@ static int in_group(void *userdata, const char *group) {
         return r;
 }
 
-/* What one open leaves for its close (pam_set_data): the user as open
- * found it, so that close never asks NSS again (with the directory down the
- * logout would wait for its timeout a second time), and the login. Its
- * presence also tells a second instance of the module in the same stack
- * that this handle's session is taken. */
-struct login_data {
-        bool known;                    /* open found the user */
-        uid_t uid;
-        char *user;                    /* the account's name (pw_name); NULL when unknown */
-        AgLogin *login;                /* NULL until the mode was decided */
-};
-
-static void login_data_cleanup(pam_handle_t *pamh, void *data, int error_status) {
-        struct login_data *d = data;
-
-        (void) pamh;
-        (void) error_status;
-        if (!d)
-                return;
-        ag_login_free(d->login);
-        free(d->user);
-        free(d);
-}
-
-static struct login_data *login_data_get(pam_handle_t *pamh) {
-        const void *data = NULL;
-
-        return pam_get_data(pamh, DATA_NAME, &data) == PAM_SUCCESS ? (struct login_data *) data : NULL;
-}
-
-/* NULL when out of memory. */
-static struct login_data *login_data_new(pam_handle_t *pamh, const struct passwd *pw) {
-        struct login_data *d = calloc(1, sizeof *d);
-
-        if (!d)
-                return NULL;
-        *d = (struct login_data) { .known = pw != NULL, .uid = pw ? pw->pw_uid : (uid_t) -1,
-                                   .user = pw ? strdup(pw->pw_name) : NULL };
-        if ((pw && !d->user) || pam_set_data(pamh, DATA_NAME, d, login_data_cleanup) != PAM_SUCCESS) {
-                login_data_cleanup(pamh, d, 0);
-                return NULL;
-        }
-        return d;
-}
-
-static void free_data(pam_handle_t *pamh, void *data, int error_status) {
-        (void) pamh;
-        (void) error_status;
-        free(data);
-}
-
-/* The module twice in one stack (common-session and the service's own file;
- * or libpam reading "other" twice): the first instance opens and closes the
- * session, every later one steps aside. delta +1 at open, -1 at close;
- * returns false (and changes nothing) when asked to take one that is not
- * there. */
-static bool aside_count(pam_handle_t *pamh, int delta) {
-        const void *data = NULL;
-        unsigned *n;
-
-        if (pam_get_data(pamh, DATA_ASIDE_NAME, &data) == PAM_SUCCESS && data)
-                n = (unsigned *) data;
-        else {
-                if (delta < 0)
-                        return false;
-                n = calloc(1, sizeof *n);
-                if (!n || pam_set_data(pamh, DATA_ASIDE_NAME, n, free_data) != PAM_SUCCESS) {
-                        free(n);
-                        return true;
-                }
-        }
-        if (delta < 0 && *n == 0)
-                return false;
-        *n += (unsigned) delta;
-        return true;
-}
-
-
 int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
         _cleanup_(config_freep) AgConfig *config = NULL;
         struct module_ctl ctl;
@@ -208,7 +132,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         int r;
 
         (void) flags;
-        _pam_parse(pamh, argc, argv, &ctl);
+        ctl.flags = _pam_parse(pamh, argc, argv, &ctl);
         if (login_data_get(pamh)) {
                 (void) aside_count(pamh, +1);
                 if (DEBUG(&ctl))
@@ -303,7 +227,7 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         int r, ret = PAM_IGNORE;
 
         (void) flags;
-        _pam_parse(pamh, argc, argv, &ctl);
+        ctl.flags = _pam_parse(pamh, argc, argv, &ctl);
         (void) pam_get_item(pamh, PAM_USER, (const void **) &user);
         d = login_data_get(pamh);
         /* An instance that stepped aside at open (the module twice in the
@@ -344,6 +268,6 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
                 ret = closed_session(pamh, &ctl, &rc, l, &end, r);
         ag_audit_done(&rc.audit);
 done:
-        (void) pam_set_data(pamh, DATA_NAME, NULL, NULL);
+        login_data_drop(pamh);
         return ret;
 }
