@@ -58,41 +58,6 @@ unsigned ag_run_leaf_weight(const AgRunOptions *o) {
         return ag_latency_pick_leaf_weight(o->weight, o->set_latency, o->latency, o->interactive);
 }
 
-int ag_run_leaf_apply(const AgHierarchy *h, int lfd, const AgRunOptions *o, bool *ret_idle_missing) {
-        unsigned weight = ag_run_leaf_weight(o);
-        bool idle_missing = false;
-        char buf[32];
-        int r;
-
-        /* The kernel refuses a weight change on an idle group: clear idle
-         * first, set it last. */
-        if (o->idle == 0) {
-                r = ag_write_file(lfd, "cpu.idle", "0");
-                if (r == -ENOENT)
-                        idle_missing = true;
-                else if (r < 0)
-                        return r;
-        }
-        if (weight > 0) {
-                unsigned long w = h->version == 2 ? weight : ag_weight_to_shares(weight);
-
-                snprintf(buf, sizeof buf, "%lu", w);
-                r = ag_write_file(lfd, h->version == 2 ? "cpu.weight" : "cpu.shares", buf);
-                if (r < 0)
-                        return r;
-        }
-        if (o->idle == 1) {
-                r = ag_write_file(lfd, "cpu.idle", "1");
-                if (r == -ENOENT)
-                        idle_missing = true;
-                else if (r < 0)
-                        return r;
-        }
-        if (ret_idle_missing)
-                *ret_idle_missing = idle_missing;
-        return 0;
-}
-
 static void note_idle_missing(const char *verb) {
         fprintf(stderr, "autogroup %s: note: the kernel has no cpu.idle (Linux 5.15 or later needed): "
                         "idle not set, the rest applies\n", verb);
@@ -228,7 +193,7 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
         }
         r = ag_cg_open(sfd, leaf, &lfd);
         if (r >= 0)
-                r = ag_run_leaf_apply(h, lfd, o, &idle_missing);
+                r = ag_cg_set_weight_idle(h, lfd, ag_run_leaf_weight(o), o->idle, &idle_missing);
         if (r < 0) {
                 fprintf(stderr, "autogroup run: cannot set up %s/%s: %s\n", spath, leaf, strerror(-r));
                 goto remove;
@@ -395,7 +360,7 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
                                 r == -ELOOP || r == -ENOTDIR ? "not a group" : strerror(-r));
                         return 1;
                 }
-                r = ag_run_leaf_apply(h, lfd, &oo, &idle_missing);
+                r = ag_cg_set_weight_idle(h, lfd, ag_run_leaf_weight(&oo), oo.idle, &idle_missing);
                 if (r < 0) {
                         fprintf(stderr, "autogroup set: cannot change %s/%s: %s%s\n", spath, leaf, strerror(-r),
                                 r == -EACCES || r == -EPERM ? " (only leaves you made yourself are yours to change; "

@@ -73,6 +73,15 @@ int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd);
  * kernels) and reported through *ret_idle_missing when not NULL. */
 int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing);
 
+/* Sets the weight (cpu.weight units, 1..10000, written as cpu.shares on v1;
+ * 0 leaves it) and the idle flag (0 or 1; -1 leaves it) of a group, in the
+ * order ag_cg_apply uses: idle first, the weight only when the group is not
+ * to be idle. Each file is written even when it holds the value already, so
+ * that a group the caller may not change is reported as such. A missing
+ * cpu.idle is ignored (old kernels) and reported through *ret_idle_missing
+ * when not NULL. */
+int ag_cg_set_weight_idle(const AgHierarchy *h, int cgfd, unsigned weight, int idle, bool *ret_idle_missing);
+
 /* The same for a group made just now, which holds the kernel's defaults:
  * nothing is read, and only values that differ from them are written. */
 int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v);
