@@ -91,16 +91,32 @@ int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_sess
         return 0;
 }
 
-/* The real uid of pid. */
-static int pid_real_uid(pid_t pid, uid_t *ret) {
-        uid_t uids[4];
-        int r;
+int ag_enter_check_leader(pid_t pid, AgEnterResult *ret_result, const char **ret_what) {
+        pid_t sid = getsid(pid);
 
-        r = ag_pid_uids(pid, uids);
-        if (r < 0)
+        if (sid < 0) {
+                *ret_what = "find the process's session";
+                return negative_errno();
+        }
+        if (sid != pid) {
+                *ret_result = AG_ENTER_NOT_LEADER;
+                return 0;
+        }
+        return 1;
+}
+
+int ag_enter_check_owner(pid_t pid, uid_t uid, AgEnterResult *ret_result, const char **ret_what) {
+        int r = ag_pid_owned_by(pid, uid);
+
+        if (r < 0) {
+                *ret_what = "read the process's owner";
                 return r;
-        *ret = uids[0];
-        return 0;
+        }
+        if (r == 0) {
+                *ret_result = AG_ENTER_OTHER_USER;
+                return 0;
+        }
+        return 1;
 }
 
 static bool is_realtime(pid_t pid) {
@@ -179,20 +195,13 @@ int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
         char leaf[64], *rest;
         AgEnterResult result;
         const char *what = NULL;
-        uid_t owner;
-        pid_t sid;
         int r;
 
-        sid = getsid(pid);
-        if (sid < 0) {
-                r = negative_errno();
-                what = "find the process's session";
+        r = ag_enter_check_leader(pid, &result, &what);
+        if (r < 0)
                 goto fail;
-        }
-        if (sid != pid) {
-                result = AG_ENTER_NOT_LEADER;
+        if (r == 0)
                 goto done;
-        }
         if (!h->has_cpu) {
                 result = AG_ENTER_NOT_MANAGED;
                 goto done;
@@ -217,17 +226,14 @@ int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
                 goto fail;
         }
 
-        r = pid_real_uid(pid, &owner);
-        if (r < 0) {
-                what = "read the process's owner";
+        r = ag_enter_check_owner(pid, uid, &result, &what);
+        if (r < 0)
                 goto fail;
-        }
-        if (owner != uid) {
-                result = AG_ENTER_OTHER_USER;
+        if (r == 0)
                 goto done;
-        }
 
-        snprintf(leaf, sizeof leaf, AG_LEAF_PREFIX "%" PRIiMAX, (intmax_t) sid);
+        /* pid leads its session: the session id is pid */
+        snprintf(leaf, sizeof leaf, AG_LEAF_PREFIX "%" PRIiMAX, (intmax_t) pid);
         if (asprintf(&leaf_path, "%s/%s", session_path, leaf) < 0) {
                 leaf_path = NULL;
                 r = -ENOMEM;

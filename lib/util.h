@@ -73,3 +73,10 @@ int ag_opendir_dup(int fd, DIR **ret);
 
 /* The real, effective, saved and filesystem uids of pid, from /proc/PID/status. */
 int ag_pid_uids(pid_t pid, uid_t ret_uids[static 4]);
+/* Does pid belong to uid? The one rule of the helper: all four uids (real,
+ * effective, saved, filesystem) are uid, so that a set-user-ID program the
+ * user started (real uid the user's, effective root's) is never theirs to
+ * move. 1 yes, 0 no, -errno (-ENOENT: gone). */
+int ag_pid_owned_by(pid_t pid, uid_t uid);
+/* The parent pid and session id of pid, from /proc/PID/stat. */
+int ag_pid_parent_session(pid_t pid, pid_t *ret_ppid, pid_t *ret_sid);
