@@ -188,11 +188,41 @@ int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char 
         return 0;
 }
 
+int ag_session_dir_open_pid(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
+                            char **ret_session_path, char **ret_rest, const char **ret_what) {
+        _cleanup_close_ int sfd = -1;
+        _cleanup_free_ char *path = NULL, *spath = NULL, *rest_copy = NULL;
+        char *rest;
+        int r;
+
+        if (!h->has_cpu)
+                return -ENOENT;
+        r = ag_cg_pid_path(h, pid, &path);
+        if (r < 0) {
+                *ret_what = "read the process's cgroup";
+                return r;
+        }
+        r = ag_session_dir_open(h, root, uid, path, &sfd, &spath, &rest);
+        if (r < 0) {
+                *ret_what = r == -ENOMEM ? "allocate memory" : "open the session group";
+                return r;
+        }
+        rest_copy = strdup(rest);
+        if (!rest_copy) {
+                *ret_what = "allocate memory";
+                return -ENOMEM;
+        }
+        *ret_sfd = take_fd(&sfd);
+        *ret_session_path = TAKE_PTR(spath);
+        *ret_rest = TAKE_PTR(rest_copy);
+        return 0;
+}
+
 int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
              AgEnterResult *ret_result, char **ret_leaf, const char **ret_what) {
         _cleanup_close_ int sfd = -1;
-        _cleanup_free_ char *path = NULL, *leaf_path = NULL, *session_path = NULL;
-        char leaf[64], *rest;
+        _cleanup_free_ char *leaf_path = NULL, *session_path = NULL, *rest = NULL;
+        char leaf[64];
         AgEnterResult result;
         const char *what = NULL;
         int r;
@@ -202,29 +232,13 @@ int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
                 goto fail;
         if (r == 0)
                 goto done;
-        if (!h->has_cpu) {
-                result = AG_ENTER_NOT_MANAGED;
-                goto done;
-        }
-
-        r = ag_cg_pid_path(h, pid, &path);
-        if (r < 0) {
-                if (r == -ENOENT) {
-                        result = AG_ENTER_NOT_MANAGED;
-                        goto done;
-                }
-                what = "read the process's cgroup";
-                goto fail;
-        }
-        r = ag_session_dir_open(h, root, uid, path, &sfd, &session_path, &rest);
+        r = ag_session_dir_open_pid(h, root, pid, uid, &sfd, &session_path, &rest, &what);
         if (r == -ENOENT || r == -EPERM) {
                 result = r == -EPERM ? AG_ENTER_NOT_DELEGATED : AG_ENTER_NOT_MANAGED;
                 goto done;
         }
-        if (r < 0) {
-                what = "open the session group";
+        if (r < 0)
                 goto fail;
-        }
 
         r = ag_enter_check_owner(pid, uid, &result, &what);
         if (r < 0)

@@ -52,6 +52,15 @@ int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_sess
 int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char *path, int *ret_sfd,
                         char **ret_session_path, char **ret_rest);
 
+/* The session lookup of enter, run and set: the delegated session of uid
+ * that pid sits in, from pid's cgroup in h (ag_cg_pid_path) through
+ * ag_session_dir_open(), with the same returns; *ret_rest is allocated here.
+ * -ENOENT also when h has no cpu or pid no cgroup in h. On failure
+ * *ret_what names the step that failed ("read the process's cgroup", "open
+ * the session group", "allocate memory"), except for an h without cpu. */
+int ag_session_dir_open_pid(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
+                            char **ret_session_path, char **ret_rest, const char **ret_what);
+
 /* The checks both modes of "autogroup enter" (this one and the systemd
  * mode's, enter-systemd.h) make of pid, each returning 1 to go on, 0 with
  * *ret_result set to stop with nothing to do, or -errno with *ret_what

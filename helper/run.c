@@ -24,34 +24,17 @@
 #define LEAF_ATTEMPTS 16
 #define MAX_LEAF_PROCS 4096
 
-int ag_run_open_session(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
-                        char **ret_path, char **ret_rest, const char **ret_what) {
-        _cleanup_close_ int sfd = -1;
-        _cleanup_free_ char *path = NULL, *spath = NULL, *rest_copy = NULL;
-        char *rest;
+/* The caller's (or pid's) delegated session, through the lookup of
+ * "autogroup enter"; *ret_what is what run and set say they could not do. */
+static int open_session(const AgHierarchy *h, const char *root, pid_t pid, int *ret_sfd, char **ret_path,
+                        char **ret_rest, const char **ret_what) {
+        const char *step = NULL;
         int r;
 
-        *ret_what = "find the session";
-        if (!h->has_cpu)
-                return -ENOENT;
-        r = ag_cg_pid_path(h, pid, &path);
+        r = ag_session_dir_open_pid(h, root, pid, getuid(), ret_sfd, ret_path, ret_rest, &step);
         if (r < 0)
-                return r;
-        r = ag_session_dir_open(h, root, uid, path, &sfd, &spath, &rest);
-        if (r < 0) {
-                if (r == -ENOMEM)
-                        *ret_what = "allocate memory";
-                return r;
-        }
-        rest_copy = strdup(rest);
-        if (!rest_copy) {
-                *ret_what = "allocate memory";
-                return -ENOMEM;
-        }
-        *ret_sfd = take_fd(&sfd);
-        *ret_path = TAKE_PTR(spath);
-        *ret_rest = TAKE_PTR(rest_copy);
-        return 0;
+                *ret_what = r == -ENOMEM ? "allocate memory" : "find the session";
+        return r;
 }
 
 unsigned ag_run_leaf_weight(const AgRunOptions *o) {
@@ -168,7 +151,7 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
         pid_t pid;
         ssize_t n;
 
-        r = ag_run_open_session(h, root, getpid(), getuid(), &sfd, &spath, &rest, &what);
+        r = open_session(h, root, getpid(), &sfd, &spath, &rest, &what);
         if (r < 0) {
                 fprintf(stderr, "autogroup run: cannot %s: %s\n", what, session_error(r));
                 return 1;
@@ -324,7 +307,7 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
                 fprintf(stderr, "autogroup set: '%s' is neither a PID nor a leaf name of your session\n", target);
                 return 2;
         }
-        r = ag_run_open_session(h, root, by_pid ? pid : getpid(), getuid(), &sfd, &spath, &rest, &what);
+        r = open_session(h, root, by_pid ? pid : getpid(), &sfd, &spath, &rest, &what);
         if (r < 0) {
                 if (by_pid)
                         fprintf(stderr, "autogroup set: process %jd is %s\n", (intmax_t) pid,
