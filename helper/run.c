@@ -106,6 +106,17 @@ fail:
         _exit(e.step == 2 ? 127 : 1);
 }
 
+/* The signals run blocks while CMD runs and waits for: SIGCHLD, SIGTERM,
+ * SIGHUP, SIGINT, SIGQUIT. */
+static void run_signals(sigset_t *ret) {
+        sigemptyset(ret);
+        sigaddset(ret, SIGCHLD);
+        sigaddset(ret, SIGTERM);
+        sigaddset(ret, SIGHUP);
+        sigaddset(ret, SIGINT);
+        sigaddset(ret, SIGQUIT);
+}
+
 /* Waits for pid, passing SIGTERM and SIGHUP on; SIGINT and SIGQUIT from the
  * terminal reach the command by themselves (same process group), so they are
  * only kept from ending this process first. */
@@ -113,12 +124,7 @@ static int wait_child(pid_t pid) {
         sigset_t set;
         int st;
 
-        sigemptyset(&set);
-        sigaddset(&set, SIGCHLD);
-        sigaddset(&set, SIGTERM);
-        sigaddset(&set, SIGHUP);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGQUIT);
+        run_signals(&set);
         for (;;) {
                 pid_t w = waitpid(pid, &st, WNOHANG);
                 siginfo_t si;
@@ -191,12 +197,7 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
                 r = -errno;
                 goto remove;
         }
-        sigemptyset(&block);
-        sigaddset(&block, SIGCHLD);
-        sigaddset(&block, SIGTERM);
-        sigaddset(&block, SIGHUP);
-        sigaddset(&block, SIGINT);
-        sigaddset(&block, SIGQUIT);
+        run_signals(&block);
         (void) sigprocmask(SIG_BLOCK, &block, &old);
         fflush(NULL);
         pid = fork();
@@ -248,38 +249,27 @@ static bool is_pid(const char *s, pid_t *ret) {
         return true;
 }
 
-/* Every process in the leaf (cgroup.procs) gets the class. */
-static int leaf_latency(int lfd, AgLatency l, unsigned *ret_n, AgLatencyResult *ret_res) {
-        _cleanup_close_ int fd = -1;
-        FILE *f;
-        unsigned long v;
-        unsigned n = 0;
-        char line[32];
-        int r = 0;
+typedef struct LeafLatency {
+        AgLatency latency;
+        AgLatencyResult *res;
+} LeafLatency;
 
-        fd = openat(lfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return negative_errno();
-        f = fdopen(fd, "re");
-        if (!f)
-                return negative_errno();
-        fd = -1;
-        while (n < MAX_LEAF_PROCS && fgets(line, sizeof line, f)) {
-                line[strcspn(line, "\n")] = 0;
-                if (ag_safe_atoul(line, INT32_MAX, &v) < 0 || v == 0)
-                        continue;
-                r = ag_latency_apply_process((pid_t) v, l, ret_res);
-                if (r == -ESRCH) {
-                        r = 0;
-                        continue;
-                }
-                if (r < 0)
-                        break;
-                n++;
-        }
-        fclose(f);
-        *ret_n = n;
-        return r;
+static int process_latency(pid_t pid, void *userdata) {
+        const LeafLatency *l = userdata;
+
+        return ag_latency_apply_process(pid, l->latency, l->res);
+}
+
+/* Every process in the leaf (cgroup.procs, at most MAX_LEAF_PROCS) gets the class. */
+static int leaf_latency(int lfd, AgLatency l, unsigned *ret_n, AgLatencyResult *ret_res) {
+        LeafLatency ll = { .latency = l, .res = ret_res };
+        int r;
+
+        r = ag_cg_foreach_proc(lfd, MAX_LEAF_PROCS, process_latency, &ll);
+        if (r < 0)
+                return r;
+        *ret_n = (unsigned) r;
+        return 0;
 }
 
 /* Is the leaf at path (below the session sfd) the caller's own group, its

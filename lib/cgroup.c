@@ -298,6 +298,12 @@ int ag_hierarchy_open(const AgHierarchy *h, int *ret_fd) {
         return 0;
 }
 
+int ag_hierarchy_open_v2(const AgHierarchy *h, int *ret_fd) {
+        if (h->version != 2)
+                return -EOPNOTSUPP;
+        return ag_hierarchy_open(h, ret_fd);
+}
+
 static bool name_is_component(const char *name) {
         return name && *name && !strchr(name, '/') && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
                strlen(name) < NAME_MAX;
@@ -898,6 +904,41 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         }
         closedir(d);
         return r;
+}
+
+int ag_cg_foreach_proc(int cgfd, unsigned max, int (*fn)(pid_t pid, void *userdata), void *userdata) {
+        _cleanup_close_ int fd = -1;
+        char *line = NULL;
+        size_t allocated = 0;
+        unsigned n = 0;
+        int r = 0;
+        FILE *f;
+
+        fd = openat(cgfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        f = fdopen(fd, "re");
+        if (!f)
+                return negative_errno();
+        fd = -1;
+        while ((max == 0 || n < max) && getline(&line, &allocated, f) > 0) {
+                unsigned long pid;
+
+                line[strcspn(line, "\n")] = 0;
+                if (ag_safe_atoul(line, INT32_MAX, &pid) < 0 || pid == 0)
+                        continue;
+                r = fn((pid_t) pid, userdata);
+                if (r == -ESRCH) {
+                        r = 0;          /* exited meanwhile */
+                        continue;
+                }
+                if (r < 0)
+                        break;
+                n++;
+        }
+        free(line);
+        fclose(f);
+        return r < 0 ? r : (int) n;
 }
 
 int ag_cg_count_procs(int cgfd) {

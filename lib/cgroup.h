@@ -43,6 +43,9 @@ AgHierarchy *ag_hierarchy_free(AgHierarchy *h);
 
 /* Opens the hierarchy's mount point as a directory fd. */
 int ag_hierarchy_open(const AgHierarchy *h, int *ret_fd);
+/* The same for what works on cgroup v2 only (systemd's units, containers):
+ * -EOPNOTSUPP on a v1 hierarchy. */
+int ag_hierarchy_open_v2(const AgHierarchy *h, int *ret_fd);
 
 /* Splits one mountinfo line. Pointers go into line, which is modified;
  * octal escapes in the mount point are decoded. */
@@ -114,6 +117,12 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
 /* True when the cgroup certainly has no child groups (its link count says
  * so); false when it has, or when that cannot be told. */
 bool ag_cg_no_children(int cgfd);
+
+/* Calls fn for each process listed in the cgroup's cgroup.procs, from one
+ * read of the list, until fn has taken max of them (0: no bound). A process
+ * fn finds gone (-ESRCH) is skipped; any other error of fn ends the walk.
+ * Returns the number of processes fn took, or -errno. */
+int ag_cg_foreach_proc(int cgfd, unsigned max, int (*fn)(pid_t pid, void *userdata), void *userdata);
 
 /* Counts processes listed in cgroup.procs (of this cgroup only). */
 int ag_cg_count_procs(int cgfd);

@@ -95,6 +95,22 @@ int ag_read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size) {
         return 0;
 }
 
+int ag_read_ll(int dirfd, const char *name, long long *ret) {
+        char buf[64], *end;
+        long long v;
+        int r;
+
+        r = ag_read_small_file(dirfd, name, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        errno = 0;
+        v = strtoll(buf, &end, 10);
+        if (errno != 0 || end == buf || (*end && *end != '\n'))
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
 int ag_write_file(int dirfd, const char *name, const char *value) {
         _cleanup_close_ int fd = -1;
         size_t len = strlen(value);

@@ -57,6 +57,10 @@ int ag_safe_atoul(const char *s, unsigned long max, unsigned long *ret);
 /* Reads a whole small file relative to dirfd (no symlink following) into a
  * NUL-terminated buffer with a trailing newline stripped. */
 int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size);
+/* Reads a small file relative to dirfd holding one signed decimal number
+ * (a cgroup interface file such as cpu.weight or cpu.idle). -EINVAL when it
+ * holds anything else. */
+int ag_read_ll(int dirfd, const char *name, long long *ret);
 /* Reads fd to its end into a NUL-terminated heap buffer (*ret, its length in
  * *ret_size), starting with room for hint bytes; -EFBIG when there is more
  * than max. */
