@@ -125,6 +125,42 @@ static const char *hierarchy_error(const Args *a, int r) {
         return strerror(-r);
 }
 
+/* find_hierarchy() for a verb that cannot go on without one: on failure
+ * "autogroup VERB: WHERE: WHY" on stderr. */
+static int find_hierarchy_or_report(const Args *a, AgHierarchy **ret) {
+        int r = find_hierarchy(a, ret);
+
+        if (r < 0)
+                fprintf(stderr, "autogroup %s: %s: %s\n", a->verb, a->hierarchy ? a->hierarchy : "cgroup hierarchy",
+                        hierarchy_error(a, r));
+        return r;
+}
+
+/* The same for a verb only root may use (gc, container-init), after that
+ * check: "autogroup VERB: only root can WHAT" for anyone else. */
+static int find_hierarchy_as_root(const Args *a, const char *what, AgHierarchy **ret) {
+        if (geteuid() != 0) {
+                fprintf(stderr, "autogroup %s: only root can %s\n", a->verb, what);
+                return -EPERM;
+        }
+        return find_hierarchy_or_report(a, ret);
+}
+
+/* The verb's argument *i as "NAME VALUE" (*i then moves on to VALUE) or
+ * "NAME=VALUE": VALUE; NULL when it is neither. */
+static const char *option_value(const Args *a, int *i, const char *name) {
+        const char *s = a->argv[*i];
+        size_t n = strlen(name);
+
+        if (strncmp(s, name, n) != 0)
+                return NULL;
+        if (s[n] == '=')
+                return s + n + 1;
+        if (s[n] == 0 && *i + 1 < a->argc)
+                return a->argv[++*i];
+        return NULL;
+}
+
 static int parse_pid(const char *s, pid_t *ret) {
         unsigned long v;
 
@@ -167,14 +203,11 @@ static int verb_enter(const Args *a) {
         int r;
 
         for (int i = 0; i < a->argc; i++) {
-                if (strcmp(a->argv[i], "--pid") == 0 && i + 1 < a->argc) {
-                        if (parse_pid(a->argv[++i], &pid) < 0) {
-                                fprintf(stderr, "autogroup enter: invalid pid '%s'\n", a->argv[i]);
-                                return EXIT_USAGE;
-                        }
-                } else if (strncmp(a->argv[i], "--pid=", 6) == 0) {
-                        if (parse_pid(a->argv[i] + 6, &pid) < 0) {
-                                fprintf(stderr, "autogroup enter: invalid pid '%s'\n", a->argv[i] + 6);
+                const char *v;
+
+                if ((v = option_value(a, &i, "--pid"))) {
+                        if (parse_pid(v, &pid) < 0) {
+                                fprintf(stderr, "autogroup enter: invalid pid '%s'\n", v);
                                 return EXIT_USAGE;
                         }
                 } else if (strcmp(a->argv[i], "-v") == 0 || strcmp(a->argv[i], "--verbose") == 0)
@@ -303,10 +336,10 @@ static int verb_status(const Args *a) {
         int r;
 
         for (int i = 0; i < a->argc; i++) {
-                if (strcmp(a->argv[i], "--user") == 0 && i + 1 < a->argc)
-                        user = a->argv[++i];
-                else if (strncmp(a->argv[i], "--user=", 7) == 0)
-                        user = a->argv[i] + 7;
+                const char *v;
+
+                if ((v = option_value(a, &i, "--user")))
+                        user = v;
                 else if (strcmp(a->argv[i], "--json") == 0)
                         json = true;
                 else {
@@ -335,12 +368,8 @@ static int verb_status(const Args *a) {
                 only = getuid();
         }
 
-        r = find_hierarchy(a, &h);
-        if (r < 0) {
-                fprintf(stderr, "autogroup status: %s: %s\n", a->hierarchy ? a->hierarchy : "cgroup hierarchy",
-                        hierarchy_error(a, r));
+        if (find_hierarchy_or_report(a, &h) < 0)
                 return EXIT_FAILURE;
-        }
         char root[AG_ROOT_NAME_MAX + 1];
         if (!a->root_given && ag_root_from_hint(h, getenv(AG_SESSION_ENV), 0, getuid(), root, sizeof root) < 0) {
                 r = status_pam_roots(a, h, only, json);
@@ -429,12 +458,7 @@ static int verb_check(const Args *a) {
 
 static void warn_error(void *userdata, const char *file, unsigned line, const char *message) {
         (void) userdata;
-        if (file && line > 0)
-                fprintf(stderr, "warning: %s:%u: %s (line skipped)\n", file, line, message);
-        else if (file)
-                fprintf(stderr, "warning: %s: %s\n", file, message);
-        else
-                fprintf(stderr, "warning: %s\n", message);
+        ag_config_error_print(stderr, "warning: ", file, line, message, " (line skipped)");
 }
 
 static int explain_one(const Args *a, const char *path, const char *user, const AgNssUser *u) {
@@ -472,10 +496,10 @@ static int verb_explain(const Args *a) {
         int r, ret = 0;
 
         for (int i = 0; i < a->argc; i++) {
-                if (strcmp(a->argv[i], "--conf") == 0 && i + 1 < a->argc)
-                        path = a->argv[++i];
-                else if (strncmp(a->argv[i], "--conf=", 7) == 0)
-                        path = a->argv[i] + 7;
+                const char *v;
+
+                if ((v = option_value(a, &i, "--conf")))
+                        path = v;
                 else if (!user && a->argv[i][0] != '-')
                         user = a->argv[i];
                 else {
@@ -579,16 +603,8 @@ static int verb_gc(const Args *a) {
                 fprintf(stderr, "autogroup gc: unexpected argument '%s'\n", a->argv[0]);
                 return EXIT_USAGE;
         }
-        if (geteuid() != 0) {
-                fprintf(stderr, "autogroup gc: only root can remove groups\n");
+        if (find_hierarchy_as_root(a, "remove groups", &h) < 0)
                 return EXIT_FAILURE;
-        }
-        r = find_hierarchy(a, &h);
-        if (r < 0) {
-                fprintf(stderr, "autogroup gc: %s: %s\n", a->hierarchy ? a->hierarchy : "cgroup hierarchy",
-                        hierarchy_error(a, r));
-                return EXIT_FAILURE;
-        }
         struct gc_log g = { .audit_fd = -1 };
         openlog("autogroup", LOG_PID, LOG_AUTHPRIV);
 #ifdef HAVE_LIBAUDIT
@@ -686,54 +702,34 @@ static int parse_run_options(const char *verb, int argc, char **argv, AgRunOptio
         return i;
 }
 
-static int verb_run(const Args *a) {
+/* run and set: the options they share, what each takes after them (run a
+ * command line, set one PID or LEAF), then the work in the caller's session. */
+static int verb_run_set(const Args *a) {
+        bool run = strcmp(a->verb, "run") == 0;
         AgHierarchy *h = NULL;
         AgRunOptions o;
         int i, r;
 
-        i = parse_run_options("run", a->argc, a->argv, &o);
+        i = parse_run_options(a->verb, a->argc, a->argv, &o);
         if (i < 0)
                 return EXIT_USAGE;
-        if (i >= a->argc) {
+        if (run && i >= a->argc) {
                 fprintf(stderr, "autogroup run: which command? (autogroup run [OPTIONS] -- CMD [ARGS...])\n");
                 return EXIT_USAGE;
         }
-        r = find_hierarchy(a, &h);
-        if (r < 0) {
-                fprintf(stderr, "autogroup run: %s: %s\n", a->hierarchy ? a->hierarchy : "cgroup hierarchy",
-                        hierarchy_error(a, r));
-                return EXIT_FAILURE;
-        }
-        char root[AG_ROOT_NAME_MAX + 1];
-        r = ag_run(h, session_root(a, h, root, sizeof root), &o, a->argv + i);
-        ag_hierarchy_free(h);
-        return r;
-}
-
-static int verb_set(const Args *a) {
-        AgHierarchy *h = NULL;
-        AgRunOptions o;
-        int i, r;
-
-        i = parse_run_options("set", a->argc, a->argv, &o);
-        if (i < 0)
-                return EXIT_USAGE;
-        if (i != a->argc - 1) {
+        if (!run && i != a->argc - 1) {
                 fprintf(stderr, "autogroup set: one PID or LEAF expected\n");
                 return EXIT_USAGE;
         }
-        if (!o.set_latency && o.weight == 0 && o.idle < 0) {
+        if (!run && !o.set_latency && o.weight == 0 && o.idle < 0) {
                 fprintf(stderr, "autogroup set: nothing to change (--latency, --weight or --idle)\n");
                 return EXIT_USAGE;
         }
-        r = find_hierarchy(a, &h);
-        if (r < 0) {
-                fprintf(stderr, "autogroup set: %s: %s\n", a->hierarchy ? a->hierarchy : "cgroup hierarchy",
-                        hierarchy_error(a, r));
+        if (find_hierarchy_or_report(a, &h) < 0)
                 return EXIT_FAILURE;
-        }
         char root[AG_ROOT_NAME_MAX + 1];
-        r = ag_set(h, session_root(a, h, root, sizeof root), &o, a->argv[i]);
+        const char *sroot = session_root(a, h, root, sizeof root);
+        r = run ? ag_run(h, sroot, &o, a->argv + i) : ag_set(h, sroot, &o, a->argv[i]);
         ag_hierarchy_free(h);
         return r;
 }
@@ -748,10 +744,10 @@ static int verb_container_init(const Args *a) {
         int r;
 
         for (int i = 0; i < a->argc; i++) {
-                if (strcmp(a->argv[i], "--leaf") == 0 && i + 1 < a->argc)
-                        leaf = a->argv[++i];
-                else if (strncmp(a->argv[i], "--leaf=", 7) == 0)
-                        leaf = a->argv[i] + 7;
+                const char *v;
+
+                if ((v = option_value(a, &i, "--leaf")))
+                        leaf = v;
                 else {
                         fprintf(stderr, "autogroup container-init: unexpected argument '%s'\n", a->argv[i]);
                         return EXIT_USAGE;
@@ -761,16 +757,8 @@ static int verb_container_init(const Args *a) {
                 fprintf(stderr, "autogroup container-init: invalid leaf name '%s'\n", leaf);
                 return EXIT_USAGE;
         }
-        if (geteuid() != 0) {
-                fprintf(stderr, "autogroup container-init: only root can move the container's processes\n");
+        if (find_hierarchy_as_root(a, "move the container's processes", &h) < 0)
                 return EXIT_FAILURE;
-        }
-        r = find_hierarchy(a, &h);
-        if (r < 0) {
-                fprintf(stderr, "autogroup container-init: %s: %s\n", a->hierarchy ? a->hierarchy : "cgroup hierarchy",
-                        hierarchy_error(a, r));
-                return EXIT_FAILURE;
-        }
         if (h->version == 1) {
                 printf("cgroup v1 at %s: nothing to do\n", h->mount);
                 ag_hierarchy_free(h);
@@ -876,10 +864,8 @@ int main(int argc, char **argv) {
                 r = verb_explain(&a);
         else if (strcmp(a.verb, "gc") == 0)
                 r = verb_gc(&a);
-        else if (strcmp(a.verb, "run") == 0)
-                r = verb_run(&a);
-        else if (strcmp(a.verb, "set") == 0)
-                r = verb_set(&a);
+        else if (strcmp(a.verb, "run") == 0 || strcmp(a.verb, "set") == 0)
+                r = verb_run_set(&a);
         else if (strcmp(a.verb, "container-init") == 0)
                 r = verb_container_init(&a);
         else if (strcmp(a.verb, "help") == 0) {

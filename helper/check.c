@@ -15,15 +15,18 @@
 #include "latency.h"
 #include "util.h"
 
-static void print_error(void *userdata, const char *file, unsigned line, const char *message) {
-        FILE *out = userdata;
-
+void ag_config_error_print(FILE *out, const char *prefix, const char *file, unsigned line, const char *message,
+                          const char *line_note) {
         if (file && line > 0)
-                fprintf(out, "%s:%u: %s\n", file, line, message);
+                fprintf(out, "%s%s:%u: %s%s\n", prefix, file, line, message, line_note);
         else if (file)
-                fprintf(out, "%s: %s\n", file, message);
+                fprintf(out, "%s%s: %s\n", prefix, file, message);
         else
-                fprintf(out, "%s\n", message);
+                fprintf(out, "%s%s\n", prefix, message);
+}
+
+static void print_error(void *userdata, const char *file, unsigned line, const char *message) {
+        ag_config_error_print(userdata, "", file, line, message, "");
 }
 
 int ag_check_config(const char *path, FILE *out, AgConfig **ret) {

@@ -15,6 +15,12 @@
  * of errors (>= 0) and the config in *ret, or -ENOMEM. */
 int ag_check_config(const char *path, FILE *out, AgConfig **ret);
 
+/* Prints one error of the configuration: prefix, then "file:line: message"
+ * and line_note for an error of one line, "file: message" for one of a whole
+ * file, or the message alone. */
+void ag_config_error_print(FILE *out, const char *prefix, const char *file, unsigned line, const char *message,
+                          const char *line_note);
+
 /* Formats a rule back as "domain item value". */
 void ag_rule_format(const AgRule *rule, char *buf, size_t size);
 /* Formats an item's value: "100", "150%", "none", "yes", "no". */

@@ -21,55 +21,6 @@
  * once StartTransientUnit was accepted (the job runs after the reply). */
 #define ARRIVAL_WAIT_USEC UINT64_C(500000)
 
-/* All four uids of pid (real, effective, saved, filesystem) are uid. */
-static int pid_owned_by(pid_t pid, uid_t uid, bool *ret) {
-        uid_t uids[4];
-        int r;
-
-        r = ag_pid_uids(pid, uids);
-        if (r < 0)
-                return r;
-        *ret = uids[0] == uid && uids[1] == uid && uids[2] == uid && uids[3] == uid;
-        return 0;
-}
-
-/* ppid and session id of pid, from /proc/PID/stat. */
-static int pid_parent_session(pid_t pid, pid_t *ret_ppid, pid_t *ret_sid) {
-        char fn[64], buf[1024], *p;
-        unsigned long v[4];
-        int r;
-
-        snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/stat", (intmax_t) pid);
-        r = ag_read_small_file(AT_FDCWD, fn, buf, sizeof buf);
-        if (r < 0)
-                return r;
-        p = strrchr(buf, ')');
-        if (!p || p[1] != ' ')
-                return -EIO;
-        p += 2;
-        /* "state ppid pgrp session ..." */
-        p = strchr(p, ' ');
-        for (unsigned i = 0; i < 3; i++) {
-                char one[24];
-                size_t len;
-
-                if (!p)
-                        return -EIO;
-                p++;
-                len = strcspn(p, " ");
-                if (len == 0 || len >= sizeof one)
-                        return -EIO;
-                memcpy(one, p, len);
-                one[len] = 0;
-                if (ag_safe_atoul(one, INT32_MAX, &v[i]) < 0)
-                        return -EIO;
-                p += len;
-        }
-        *ret_ppid = (pid_t) v[0];
-        *ret_sid = (pid_t) v[2];
-        return 0;
-}
-
 /* Is pid the login's own shell? Its ancestors inside the same session scope
  * lead, through processes of the user that do not lead a session of their
  * own, to a process of another user (root's sshd, login, su, a display
@@ -86,18 +37,19 @@ static bool is_login_shell(const AgHierarchy *h, const char *scope_path, pid_t p
         for (unsigned i = 0; i < 8; i++) {
                 _cleanup_free_ char *path = NULL;
                 pid_t ppid, sid;
-                bool own = false;
+                int own;
 
-                if (pid_parent_session(p, &ppid, &sid) < 0 || ppid <= 1)
+                if (ag_pid_parent_session(p, &ppid, &sid) < 0 || ppid <= 1)
                         return false;
                 p = ppid;
                 if (ag_cg_pid_path(h, p, &path) < 0 || strcmp(path, scope_path) != 0)
                         return false;
-                if (pid_owned_by(p, uid, &own) < 0)
+                own = ag_pid_owned_by(p, uid);
+                if (own < 0)
                         return false;
-                if (!own)
+                if (own == 0)
                         return true;
-                if (pid_parent_session(p, &ppid, &sid) < 0 || sid == p)
+                if (ag_pid_parent_session(p, &ppid, &sid) < 0 || sid == p)
                         return false;
         }
         return false;
@@ -153,22 +105,16 @@ int ag_enter_systemd(const AgHierarchy *h, pid_t pid, uid_t uid, AgEnterResult *
         char scope[64], runtime_dir[64], description[256];
         const char *what = NULL, *from;
         AgEnterResult result;
-        bool own = false;
-        pid_t sid;
+        pid_t sid = pid;
         int r;
 
         if (errbuf && errsize)
                 errbuf[0] = 0;
-        sid = getsid(pid);
-        if (sid < 0) {
-                r = negative_errno();
-                what = "find the process's session";
+        r = ag_enter_check_leader(pid, &result, &what);
+        if (r < 0)
                 goto fail;
-        }
-        if (sid != pid) {
-                result = AG_ENTER_NOT_LEADER;
+        if (r == 0)
                 goto done;
-        }
         /* logind's units are on the unified hierarchy; without cpu there a
          * scope would not be a scheduling group */
         if (h->version != 2 || !h->has_cpu) {
@@ -184,15 +130,11 @@ int ag_enter_systemd(const AgHierarchy *h, pid_t pid, uid_t uid, AgEnterResult *
                 what = "read the process's cgroup";
                 goto fail;
         }
-        r = pid_owned_by(pid, uid, &own);
-        if (r < 0) {
-                what = "read the process's owner";
+        r = ag_enter_check_owner(pid, uid, &result, &what);
+        if (r < 0)
                 goto fail;
-        }
-        if (!own) {
-                result = AG_ENTER_OTHER_USER;
+        if (r == 0)
                 goto done;
-        }
         r = ag_terminal_scope_name(sid, scope, sizeof scope);
         if (r < 0) {
                 what = "name the scope";

@@ -91,16 +91,32 @@ int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_sess
         return 0;
 }
 
-/* The real uid of pid. */
-static int pid_real_uid(pid_t pid, uid_t *ret) {
-        uid_t uids[4];
-        int r;
+int ag_enter_check_leader(pid_t pid, AgEnterResult *ret_result, const char **ret_what) {
+        pid_t sid = getsid(pid);
 
-        r = ag_pid_uids(pid, uids);
-        if (r < 0)
+        if (sid < 0) {
+                *ret_what = "find the process's session";
+                return negative_errno();
+        }
+        if (sid != pid) {
+                *ret_result = AG_ENTER_NOT_LEADER;
+                return 0;
+        }
+        return 1;
+}
+
+int ag_enter_check_owner(pid_t pid, uid_t uid, AgEnterResult *ret_result, const char **ret_what) {
+        int r = ag_pid_owned_by(pid, uid);
+
+        if (r < 0) {
+                *ret_what = "read the process's owner";
                 return r;
-        *ret = uids[0];
-        return 0;
+        }
+        if (r == 0) {
+                *ret_result = AG_ENTER_OTHER_USER;
+                return 0;
+        }
+        return 1;
 }
 
 static bool is_realtime(pid_t pid) {
@@ -172,62 +188,66 @@ int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char 
         return 0;
 }
 
+int ag_session_dir_open_pid(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
+                            char **ret_session_path, char **ret_rest, const char **ret_what) {
+        _cleanup_close_ int sfd = -1;
+        _cleanup_free_ char *path = NULL, *spath = NULL, *rest_copy = NULL;
+        char *rest;
+        int r;
+
+        if (!h->has_cpu)
+                return -ENOENT;
+        r = ag_cg_pid_path(h, pid, &path);
+        if (r < 0) {
+                *ret_what = "read the process's cgroup";
+                return r;
+        }
+        r = ag_session_dir_open(h, root, uid, path, &sfd, &spath, &rest);
+        if (r < 0) {
+                *ret_what = r == -ENOMEM ? "allocate memory" : "open the session group";
+                return r;
+        }
+        rest_copy = strdup(rest);
+        if (!rest_copy) {
+                *ret_what = "allocate memory";
+                return -ENOMEM;
+        }
+        *ret_sfd = take_fd(&sfd);
+        *ret_session_path = TAKE_PTR(spath);
+        *ret_rest = TAKE_PTR(rest_copy);
+        return 0;
+}
+
 int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
              AgEnterResult *ret_result, char **ret_leaf, const char **ret_what) {
         _cleanup_close_ int sfd = -1;
-        _cleanup_free_ char *path = NULL, *leaf_path = NULL, *session_path = NULL;
-        char leaf[64], *rest;
+        _cleanup_free_ char *leaf_path = NULL, *session_path = NULL, *rest = NULL;
+        char leaf[64];
         AgEnterResult result;
         const char *what = NULL;
-        uid_t owner;
-        pid_t sid;
         int r;
 
-        sid = getsid(pid);
-        if (sid < 0) {
-                r = negative_errno();
-                what = "find the process's session";
+        r = ag_enter_check_leader(pid, &result, &what);
+        if (r < 0)
                 goto fail;
-        }
-        if (sid != pid) {
-                result = AG_ENTER_NOT_LEADER;
+        if (r == 0)
                 goto done;
-        }
-        if (!h->has_cpu) {
-                result = AG_ENTER_NOT_MANAGED;
-                goto done;
-        }
-
-        r = ag_cg_pid_path(h, pid, &path);
-        if (r < 0) {
-                if (r == -ENOENT) {
-                        result = AG_ENTER_NOT_MANAGED;
-                        goto done;
-                }
-                what = "read the process's cgroup";
-                goto fail;
-        }
-        r = ag_session_dir_open(h, root, uid, path, &sfd, &session_path, &rest);
+        r = ag_session_dir_open_pid(h, root, pid, uid, &sfd, &session_path, &rest, &what);
         if (r == -ENOENT || r == -EPERM) {
                 result = r == -EPERM ? AG_ENTER_NOT_DELEGATED : AG_ENTER_NOT_MANAGED;
                 goto done;
         }
-        if (r < 0) {
-                what = "open the session group";
+        if (r < 0)
                 goto fail;
-        }
 
-        r = pid_real_uid(pid, &owner);
-        if (r < 0) {
-                what = "read the process's owner";
+        r = ag_enter_check_owner(pid, uid, &result, &what);
+        if (r < 0)
                 goto fail;
-        }
-        if (owner != uid) {
-                result = AG_ENTER_OTHER_USER;
+        if (r == 0)
                 goto done;
-        }
 
-        snprintf(leaf, sizeof leaf, AG_LEAF_PREFIX "%" PRIiMAX, (intmax_t) sid);
+        /* pid leads its session: the session id is pid */
+        snprintf(leaf, sizeof leaf, AG_LEAF_PREFIX "%" PRIiMAX, (intmax_t) pid);
         if (asprintf(&leaf_path, "%s/%s", session_path, leaf) < 0) {
                 leaf_path = NULL;
                 r = -ENOMEM;

@@ -52,9 +52,28 @@ int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_sess
 int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char *path, int *ret_sfd,
                         char **ret_session_path, char **ret_rest);
 
+/* The session lookup of enter, run and set: the delegated session of uid
+ * that pid sits in, from pid's cgroup in h (ag_cg_pid_path) through
+ * ag_session_dir_open(), with the same returns; *ret_rest is allocated here.
+ * -ENOENT also when h has no cpu or pid no cgroup in h. On failure
+ * *ret_what names the step that failed ("read the process's cgroup", "open
+ * the session group", "allocate memory"), except for an h without cpu. */
+int ag_session_dir_open_pid(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
+                            char **ret_session_path, char **ret_rest, const char **ret_what);
+
+/* The checks both modes of "autogroup enter" (this one and the systemd
+ * mode's, enter-systemd.h) make of pid, each returning 1 to go on, 0 with
+ * *ret_result set to stop with nothing to do, or -errno with *ret_what
+ * naming the step. ag_enter_check_leader: pid leads its setsid() session
+ * (else AG_ENTER_NOT_LEADER). ag_enter_check_owner: pid belongs to uid by
+ * the rule of ag_pid_owned_by(), all four uids (real, effective, saved,
+ * filesystem) uid's (else AG_ENTER_OTHER_USER). */
+int ag_enter_check_leader(pid_t pid, AgEnterResult *ret_result, const char **ret_what);
+int ag_enter_check_owner(pid_t pid, uid_t uid, AgEnterResult *ret_result, const char **ret_what);
+
 /* Moves pid into <session>/sid-<pid> when pid leads its session and sits in a
  * session of uid (the session directory must be owned by uid, the user group
- * by root). On success *ret_result says what happened and *ret_leaf (may be
+ * by root) and belongs to uid (ag_enter_check_owner). On success *ret_result says what happened and *ret_leaf (may be
  * NULL) is the leaf's cgroup path when there is one. On failure *ret_what
  * (may be NULL) names the step that failed. */
 int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,

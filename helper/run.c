@@ -24,73 +24,21 @@
 #define LEAF_ATTEMPTS 16
 #define MAX_LEAF_PROCS 4096
 
-int ag_run_open_session(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
-                        char **ret_path, char **ret_rest, const char **ret_what) {
-        _cleanup_close_ int sfd = -1;
-        _cleanup_free_ char *path = NULL, *spath = NULL, *rest_copy = NULL;
-        char *rest;
+/* The caller's (or pid's) delegated session, through the lookup of
+ * "autogroup enter"; *ret_what is what run and set say they could not do. */
+static int open_session(const AgHierarchy *h, const char *root, pid_t pid, int *ret_sfd, char **ret_path,
+                        char **ret_rest, const char **ret_what) {
+        const char *step = NULL;
         int r;
 
-        *ret_what = "find the session";
-        if (!h->has_cpu)
-                return -ENOENT;
-        r = ag_cg_pid_path(h, pid, &path);
+        r = ag_session_dir_open_pid(h, root, pid, getuid(), ret_sfd, ret_path, ret_rest, &step);
         if (r < 0)
-                return r;
-        r = ag_session_dir_open(h, root, uid, path, &sfd, &spath, &rest);
-        if (r < 0) {
-                if (r == -ENOMEM)
-                        *ret_what = "allocate memory";
-                return r;
-        }
-        rest_copy = strdup(rest);
-        if (!rest_copy) {
-                *ret_what = "allocate memory";
-                return -ENOMEM;
-        }
-        *ret_sfd = take_fd(&sfd);
-        *ret_path = TAKE_PTR(spath);
-        *ret_rest = TAKE_PTR(rest_copy);
-        return 0;
+                *ret_what = r == -ENOMEM ? "allocate memory" : "find the session";
+        return r;
 }
 
 unsigned ag_run_leaf_weight(const AgRunOptions *o) {
         return ag_latency_pick_leaf_weight(o->weight, o->set_latency, o->latency, o->interactive);
-}
-
-int ag_run_leaf_apply(const AgHierarchy *h, int lfd, const AgRunOptions *o, bool *ret_idle_missing) {
-        unsigned weight = ag_run_leaf_weight(o);
-        bool idle_missing = false;
-        char buf[32];
-        int r;
-
-        /* The kernel refuses a weight change on an idle group: clear idle
-         * first, set it last. */
-        if (o->idle == 0) {
-                r = ag_write_file(lfd, "cpu.idle", "0");
-                if (r == -ENOENT)
-                        idle_missing = true;
-                else if (r < 0)
-                        return r;
-        }
-        if (weight > 0) {
-                unsigned long w = h->version == 2 ? weight : ag_weight_to_shares(weight);
-
-                snprintf(buf, sizeof buf, "%lu", w);
-                r = ag_write_file(lfd, h->version == 2 ? "cpu.weight" : "cpu.shares", buf);
-                if (r < 0)
-                        return r;
-        }
-        if (o->idle == 1) {
-                r = ag_write_file(lfd, "cpu.idle", "1");
-                if (r == -ENOENT)
-                        idle_missing = true;
-                else if (r < 0)
-                        return r;
-        }
-        if (ret_idle_missing)
-                *ret_idle_missing = idle_missing;
-        return 0;
 }
 
 static void note_idle_missing(const char *verb) {
@@ -158,6 +106,17 @@ fail:
         _exit(e.step == 2 ? 127 : 1);
 }
 
+/* The signals run blocks while CMD runs and waits for: SIGCHLD, SIGTERM,
+ * SIGHUP, SIGINT, SIGQUIT. */
+static void run_signals(sigset_t *ret) {
+        sigemptyset(ret);
+        sigaddset(ret, SIGCHLD);
+        sigaddset(ret, SIGTERM);
+        sigaddset(ret, SIGHUP);
+        sigaddset(ret, SIGINT);
+        sigaddset(ret, SIGQUIT);
+}
+
 /* Waits for pid, passing SIGTERM and SIGHUP on; SIGINT and SIGQUIT from the
  * terminal reach the command by themselves (same process group), so they are
  * only kept from ending this process first. */
@@ -165,12 +124,7 @@ static int wait_child(pid_t pid) {
         sigset_t set;
         int st;
 
-        sigemptyset(&set);
-        sigaddset(&set, SIGCHLD);
-        sigaddset(&set, SIGTERM);
-        sigaddset(&set, SIGHUP);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGQUIT);
+        run_signals(&set);
         for (;;) {
                 pid_t w = waitpid(pid, &st, WNOHANG);
                 siginfo_t si;
@@ -203,7 +157,7 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
         pid_t pid;
         ssize_t n;
 
-        r = ag_run_open_session(h, root, getpid(), getuid(), &sfd, &spath, &rest, &what);
+        r = open_session(h, root, getpid(), &sfd, &spath, &rest, &what);
         if (r < 0) {
                 fprintf(stderr, "autogroup run: cannot %s: %s\n", what, session_error(r));
                 return 1;
@@ -228,7 +182,7 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
         }
         r = ag_cg_open(sfd, leaf, &lfd);
         if (r >= 0)
-                r = ag_run_leaf_apply(h, lfd, o, &idle_missing);
+                r = ag_cg_set_weight_idle(h, lfd, ag_run_leaf_weight(o), o->idle, &idle_missing);
         if (r < 0) {
                 fprintf(stderr, "autogroup run: cannot set up %s/%s: %s\n", spath, leaf, strerror(-r));
                 goto remove;
@@ -243,12 +197,7 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
                 r = -errno;
                 goto remove;
         }
-        sigemptyset(&block);
-        sigaddset(&block, SIGCHLD);
-        sigaddset(&block, SIGTERM);
-        sigaddset(&block, SIGHUP);
-        sigaddset(&block, SIGINT);
-        sigaddset(&block, SIGQUIT);
+        run_signals(&block);
         (void) sigprocmask(SIG_BLOCK, &block, &old);
         fflush(NULL);
         pid = fork();
@@ -300,38 +249,27 @@ static bool is_pid(const char *s, pid_t *ret) {
         return true;
 }
 
-/* Every process in the leaf (cgroup.procs) gets the class. */
-static int leaf_latency(int lfd, AgLatency l, unsigned *ret_n, AgLatencyResult *ret_res) {
-        _cleanup_close_ int fd = -1;
-        FILE *f;
-        unsigned long v;
-        unsigned n = 0;
-        char line[32];
-        int r = 0;
+typedef struct LeafLatency {
+        AgLatency latency;
+        AgLatencyResult *res;
+} LeafLatency;
 
-        fd = openat(lfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return negative_errno();
-        f = fdopen(fd, "re");
-        if (!f)
-                return negative_errno();
-        fd = -1;
-        while (n < MAX_LEAF_PROCS && fgets(line, sizeof line, f)) {
-                line[strcspn(line, "\n")] = 0;
-                if (ag_safe_atoul(line, INT32_MAX, &v) < 0 || v == 0)
-                        continue;
-                r = ag_latency_apply_process((pid_t) v, l, ret_res);
-                if (r == -ESRCH) {
-                        r = 0;
-                        continue;
-                }
-                if (r < 0)
-                        break;
-                n++;
-        }
-        fclose(f);
-        *ret_n = n;
-        return r;
+static int process_latency(pid_t pid, void *userdata) {
+        const LeafLatency *l = userdata;
+
+        return ag_latency_apply_process(pid, l->latency, l->res);
+}
+
+/* Every process in the leaf (cgroup.procs, at most MAX_LEAF_PROCS) gets the class. */
+static int leaf_latency(int lfd, AgLatency l, unsigned *ret_n, AgLatencyResult *ret_res) {
+        LeafLatency ll = { .latency = l, .res = ret_res };
+        int r;
+
+        r = ag_cg_foreach_proc(lfd, MAX_LEAF_PROCS, process_latency, &ll);
+        if (r < 0)
+                return r;
+        *ret_n = (unsigned) r;
+        return 0;
 }
 
 /* Is the leaf at path (below the session sfd) the caller's own group, its
@@ -359,7 +297,7 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
                 fprintf(stderr, "autogroup set: '%s' is neither a PID nor a leaf name of your session\n", target);
                 return 2;
         }
-        r = ag_run_open_session(h, root, by_pid ? pid : getpid(), getuid(), &sfd, &spath, &rest, &what);
+        r = open_session(h, root, by_pid ? pid : getpid(), &sfd, &spath, &rest, &what);
         if (r < 0) {
                 if (by_pid)
                         fprintf(stderr, "autogroup set: process %jd is %s\n", (intmax_t) pid,
@@ -395,7 +333,7 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
                                 r == -ELOOP || r == -ENOTDIR ? "not a group" : strerror(-r));
                         return 1;
                 }
-                r = ag_run_leaf_apply(h, lfd, &oo, &idle_missing);
+                r = ag_cg_set_weight_idle(h, lfd, ag_run_leaf_weight(&oo), oo.idle, &idle_missing);
                 if (r < 0) {
                         fprintf(stderr, "autogroup set: cannot change %s/%s: %s%s\n", spath, leaf, strerror(-r),
                                 r == -EACCES || r == -EPERM ? " (only leaves you made yourself are yours to change; "

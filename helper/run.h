@@ -46,20 +46,6 @@ typedef struct AgRunOptions {
  * class and level when --latency is given, else 0 (not touched). */
 unsigned ag_run_leaf_weight(const AgRunOptions *o);
 
-/* The caller's delegated session: the same lookup "autogroup enter" does
- * (the cgroup of pid in /proc, parsed as /<root>/user-<uid>/<session>/...,
- * the user group root's, the session uid's). Kept in one function so that a
- * shared lookup can replace it. *ret_sfd is the session directory,
- * *ret_path its cgroup path, *ret_rest the part of pid's path below it ("" for
- * none). -ENOENT (with *ret_what) when pid is not in a session of uid. */
-int ag_run_open_session(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
-                        char **ret_path, char **ret_rest, const char **ret_what);
-
-/* Writes the weight and idle flag of a leaf (options left at 0/-1 are not
- * touched). *ret_idle_missing tells that the kernel has no cpu.idle (the
- * weight still applies). */
-int ag_run_leaf_apply(const AgHierarchy *h, int lfd, const AgRunOptions *o, bool *ret_idle_missing);
-
 /* "autogroup run": returns the exit status for the command line (the
  * command's own, 128+N when it died of signal N, 1 or 127 when it could not
  * be started), messages go to stderr prefixed with "autogroup run: ". */

@@ -27,22 +27,6 @@ typedef struct Ctx {
         unsigned user_nodes;           /* groups below the user group being read */
 } Ctx;
 
-static int read_ll(int fd, const char *name, long long *ret) {
-        char buf[64], *end;
-        long long v;
-        int r;
-
-        r = ag_read_small_file(fd, name, buf, sizeof buf);
-        if (r < 0)
-                return r;
-        errno = 0;
-        v = strtoll(buf, &end, 10);
-        if (errno != 0 || end == buf || (*end && *end != '\n'))
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
 static void read_values(Ctx *c, int fd, AgStatusNode *n) {
         long long v, p;
         char buf[128];
@@ -54,7 +38,7 @@ static void read_values(Ctx *c, int fd, AgStatusNode *n) {
         n->cpu_usec = -1;
 
         if (c->h->version == 2) {
-                if (read_ll(fd, "cpu.weight", &v) >= 0)
+                if (ag_read_ll(fd, "cpu.weight", &v) >= 0)
                         n->weight = (long) v;
                 if (ag_read_small_file(fd, "cpu.max", buf, sizeof buf) >= 0) {
                         char *sp = strchr(buf, ' ');
@@ -66,11 +50,11 @@ static void read_values(Ctx *c, int fd, AgStatusNode *n) {
                         }
                 }
         } else {
-                if (read_ll(fd, "cpu.shares", &v) >= 0) {
+                if (ag_read_ll(fd, "cpu.shares", &v) >= 0) {
                         n->shares = (long) v;
                         n->weight = (long) (v * 100 / 1024);
                 }
-                if (read_ll(fd, "cpu.cfs_quota_us", &v) >= 0 && read_ll(fd, "cpu.cfs_period_us", &p) >= 0) {
+                if (ag_read_ll(fd, "cpu.cfs_quota_us", &v) >= 0 && ag_read_ll(fd, "cpu.cfs_period_us", &p) >= 0) {
                         n->quota_us = v < 0 ? -1 : v;
                         n->period_us = p > 0 ? (unsigned long) p : 0;
                 }
@@ -85,7 +69,7 @@ static void read_values(Ctx *c, int fd, AgStatusNode *n) {
                 if (ag_cg_open_path(c->acct_fd, n->path, &afd) >= 0 && ag_acct_read_group(1, afd, &u) >= 0)
                         n->cpu_usec = u.usec;
         }
-        if (read_ll(fd, "cpu.idle", &v) >= 0)
+        if (ag_read_ll(fd, "cpu.idle", &v) >= 0)
                 n->idle = v != 0;
         n->procs = ag_cg_count_procs(fd);
         if (n->procs < 0)

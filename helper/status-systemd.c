@@ -33,22 +33,6 @@
  * user's slice. */
 #define SD_STATUS_MAX_CHILDREN 256
 
-static int read_ll(int fd, const char *name, long long *ret) {
-        char buf[64], *end;
-        long long v;
-        int r;
-
-        r = ag_read_small_file(fd, name, buf, sizeof buf);
-        if (r < 0)
-                return r;
-        errno = 0;
-        v = strtoll(buf, &end, 10);
-        if (errno != 0 || end == buf || (*end && *end != '\n'))
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
 /* cpu.weight, cpu.max, cpu.idle, CPU time and process count of a v2 group */
 static void read_values(int fd, AgStatusNode *n) {
         char buf[128];
@@ -60,7 +44,7 @@ static void read_values(int fd, AgStatusNode *n) {
         n->period_us = 0;
         n->idle = -1;
         n->cpu_usec = -1;
-        if (read_ll(fd, "cpu.weight", &v) >= 0)
+        if (ag_read_ll(fd, "cpu.weight", &v) >= 0)
                 n->weight = (long) v;
         if (ag_read_small_file(fd, "cpu.max", buf, sizeof buf) >= 0) {
                 char *sp = strchr(buf, ' ');
@@ -74,7 +58,7 @@ static void read_values(int fd, AgStatusNode *n) {
                         n->quota_us = strcmp(buf, "max") == 0 ? -1 : strtoll(buf, NULL, 10);
                 }
         }
-        if (read_ll(fd, "cpu.idle", &v) >= 0)
+        if (ag_read_ll(fd, "cpu.idle", &v) >= 0)
                 n->idle = v != 0;
         if (ag_acct_read_group(2, fd, &u) >= 0)
                 n->cpu_usec = u.usec;
@@ -210,15 +194,12 @@ static int descend_manager(AgStatusNode *manager, int fd, void *userdata) {
         return r;
 }
 
-typedef struct UserMatch {
-        uid_t uid;
-} UserMatch;
-
+/* userdata: the uid_t of the user slice being read */
 static bool match_user_unit(const char *name, void *userdata) {
-        const UserMatch *m = userdata;
+        const uid_t *uid = userdata;
         char manager[64];
 
-        snprintf(manager, sizeof manager, "user@%lu.service", (unsigned long) m->uid);
+        snprintf(manager, sizeof manager, "user@%lu.service", (unsigned long) *uid);
         return has_prefix_suffix(name, "session-", ".scope") || strcmp(name, manager) == 0;
 }
 
@@ -252,15 +233,12 @@ static bool user_slice_uid(const char *name, uid_t *ret) {
         return true;
 }
 
-typedef struct SliceMatch {
-        uid_t only_uid;
-} SliceMatch;
-
+/* userdata: the uid_t of the only user to show, (uid_t) -1 for all */
 static bool match_user_slice(const char *name, void *userdata) {
-        const SliceMatch *m = userdata;
+        const uid_t *only_uid = userdata;
         uid_t uid;
 
-        return user_slice_uid(name, &uid) && (m->only_uid == (uid_t) -1 || uid == m->only_uid);
+        return user_slice_uid(name, &uid) && (*only_uid == (uid_t) -1 || uid == *only_uid);
 }
 
 static const char *kind_user_slice(const char *name) {
@@ -270,28 +248,25 @@ static const char *kind_user_slice(const char *name) {
 
 static int descend_user_slice(AgStatusNode *slice, int fd, void *userdata) {
         struct passwd *pw;
-        UserMatch um;
+        uid_t uid;
 
         (void) userdata;
-        if (!user_slice_uid(slice->name, &um.uid))
+        if (!user_slice_uid(slice->name, &uid))
                 return 0;
         slice->is_user = true;
-        slice->uid = um.uid;
-        pw = getpwuid(um.uid);
+        slice->uid = uid;
+        pw = getpwuid(uid);
         if (pw && !(slice->user_name = strdup(pw->pw_name)))
                 return -ENOMEM;
-        return add_units(slice, fd, 2, SD_STATUS_MAX_CHILDREN, match_user_unit, &um, kind_user_unit, descend_user_unit);
+        return add_units(slice, fd, 2, SD_STATUS_MAX_CHILDREN, match_user_unit, &uid, kind_user_unit, descend_user_unit);
 }
 
 int ag_status_systemd_collect(const AgHierarchy *h, uid_t only_uid, AgStatus **ret) {
         _cleanup_close_ int mfd = -EBADF, ufd = -EBADF;
-        SliceMatch sm = { .only_uid = only_uid };
         AgStatus *s;
         int r;
 
-        if (h->version != 2)
-                return -EOPNOTSUPP;
-        r = ag_hierarchy_open(h, &mfd);
+        r = ag_hierarchy_open_v2(h, &mfd);
         if (r < 0)
                 return r;
         s = calloc(1, sizeof *s);
@@ -318,7 +293,7 @@ int ag_status_systemd_collect(const AgHierarchy *h, uid_t only_uid, AgStatus **r
         }
         s->tree->kind = "slice";
         read_values(ufd, s->tree);
-        r = add_units(s->tree, ufd, 1, AG_STATUS_MAX_NODES, match_user_slice, &sm, kind_user_slice, descend_user_slice);
+        r = add_units(s->tree, ufd, 1, AG_STATUS_MAX_NODES, match_user_slice, &only_uid, kind_user_slice, descend_user_slice);
         if (r < 0) {
                 ag_status_free(s);
                 return r;

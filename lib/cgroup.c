@@ -298,6 +298,12 @@ int ag_hierarchy_open(const AgHierarchy *h, int *ret_fd) {
         return 0;
 }
 
+int ag_hierarchy_open_v2(const AgHierarchy *h, int *ret_fd) {
+        if (h->version != 2)
+                return -EOPNOTSUPP;
+        return ag_hierarchy_open(h, ret_fd);
+}
+
 static bool name_is_component(const char *name) {
         return name && *name && !strchr(name, '/') && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
                strlen(name) < NAME_MAX;
@@ -622,25 +628,59 @@ static int v1_apply_bandwidth(int cgfd, long long quota, unsigned long period) {
         return write_bandwidth(cgfd, "cpu.cfs_quota_us", buf, bw_ratio(quota, period));
 }
 
+/* Writes a group's weight (in the hierarchy's own unit: v2 cpu.weight, v1
+ * cpu.shares; 0 leaves it) and idle flag (0 or 1; -1 leaves it). The kernel
+ * refuses a weight change on an idle group, and setting or clearing idle
+ * resets the weight (to the idle minimum, or to the default): so idle is
+ * written first, cleared or set, and the weight only when the group is not
+ * to be idle (or the kernel has no cpu.idle, Linux < 5.15). if_changed:
+ * each file is read first and written only when it holds another value.
+ * *ret_idle_missing: cpu.idle was to be written and does not exist. */
+static int write_weight_idle(const AgHierarchy *h, int cgfd, unsigned long weight, int idle, bool if_changed,
+                             bool *ret_idle_missing) {
+        int (*write)(int, const char *, const char *) = if_changed ? write_if_changed : ag_write_file;
+        bool idle_missing = false;
+        char buf[32];
+        int r;
+
+        if (idle >= 0) {
+                r = write(cgfd, "cpu.idle", idle ? "1" : "0");
+                if (r == -ENOENT)
+                        idle_missing = true;
+                else if (r < 0)
+                        return r;
+        }
+        if (weight > 0 && (idle != 1 || idle_missing)) {
+                snprintf(buf, sizeof buf, "%lu", weight);
+                r = write(cgfd, h->version == 2 ? "cpu.weight" : "cpu.shares", buf);
+                if (r < 0)
+                        return r;
+        }
+        *ret_idle_missing = idle_missing;
+        return 0;
+}
+
+int ag_cg_set_weight_idle(const AgHierarchy *h, int cgfd, unsigned weight, int idle, bool *ret_idle_missing) {
+        unsigned long w = h->version == 2 || weight == 0 ? weight : ag_weight_to_shares(weight);
+        bool idle_missing = false;
+        int r;
+
+        r = write_weight_idle(h, cgfd, w, idle, false, &idle_missing);
+        if (r < 0)
+                return r;
+        if (ret_idle_missing)
+                *ret_idle_missing = idle_missing;
+        return 0;
+}
+
 int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing) {
         bool idle_missing = false;
         char buf[64];
         int r;
 
-        /* The kernel refuses a weight change on an idle group: clear idle
-         * first, or set idle alone (the weight does not matter then). */
-        r = write_if_changed(cgfd, "cpu.idle", v->idle ? "1" : "0");
-        if (r == -ENOENT)
-                idle_missing = true;
-        else if (r < 0)
+        r = write_weight_idle(h, cgfd, v->weight, v->idle, true, &idle_missing);
+        if (r < 0)
                 return r;
-
-        if (!v->idle || idle_missing) {
-                snprintf(buf, sizeof buf, "%lu", v->weight);
-                r = write_if_changed(cgfd, h->version == 2 ? "cpu.weight" : "cpu.shares", buf);
-                if (r < 0)
-                        return r;
-        }
 
         if (h->version == 2) {
                 r = ag_format_cpu_max(v, buf, sizeof buf);
@@ -864,6 +904,41 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         }
         closedir(d);
         return r;
+}
+
+int ag_cg_foreach_proc(int cgfd, unsigned max, int (*fn)(pid_t pid, void *userdata), void *userdata) {
+        _cleanup_close_ int fd = -1;
+        char *line = NULL;
+        size_t allocated = 0;
+        unsigned n = 0;
+        int r = 0;
+        FILE *f;
+
+        fd = openat(cgfd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        f = fdopen(fd, "re");
+        if (!f)
+                return negative_errno();
+        fd = -1;
+        while ((max == 0 || n < max) && getline(&line, &allocated, f) > 0) {
+                unsigned long pid;
+
+                line[strcspn(line, "\n")] = 0;
+                if (ag_safe_atoul(line, INT32_MAX, &pid) < 0 || pid == 0)
+                        continue;
+                r = fn((pid_t) pid, userdata);
+                if (r == -ESRCH) {
+                        r = 0;          /* exited meanwhile */
+                        continue;
+                }
+                if (r < 0)
+                        break;
+                n++;
+        }
+        free(line);
+        fclose(f);
+        return r < 0 ? r : (int) n;
 }
 
 int ag_cg_count_procs(int cgfd) {

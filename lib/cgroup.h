@@ -43,6 +43,9 @@ AgHierarchy *ag_hierarchy_free(AgHierarchy *h);
 
 /* Opens the hierarchy's mount point as a directory fd. */
 int ag_hierarchy_open(const AgHierarchy *h, int *ret_fd);
+/* The same for what works on cgroup v2 only (systemd's units, containers):
+ * -EOPNOTSUPP on a v1 hierarchy. */
+int ag_hierarchy_open_v2(const AgHierarchy *h, int *ret_fd);
 
 /* Splits one mountinfo line. Pointers go into line, which is modified;
  * octal escapes in the mount point are decoded. */
@@ -72,6 +75,15 @@ int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd);
 /* Writes weight, cap and idle flag. A missing cpu.idle is ignored (old
  * kernels) and reported through *ret_idle_missing when not NULL. */
 int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing);
+
+/* Sets the weight (cpu.weight units, 1..10000, written as cpu.shares on v1;
+ * 0 leaves it) and the idle flag (0 or 1; -1 leaves it) of a group, in the
+ * order ag_cg_apply uses: idle first, the weight only when the group is not
+ * to be idle. Each file is written even when it holds the value already, so
+ * that a group the caller may not change is reported as such. A missing
+ * cpu.idle is ignored (old kernels) and reported through *ret_idle_missing
+ * when not NULL. */
+int ag_cg_set_weight_idle(const AgHierarchy *h, int cgfd, unsigned weight, int idle, bool *ret_idle_missing);
 
 /* The same for a group made just now, which holds the kernel's defaults:
  * nothing is read, and only values that differ from them are written. */
@@ -105,6 +117,12 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
 /* True when the cgroup certainly has no child groups (its link count says
  * so); false when it has, or when that cannot be told. */
 bool ag_cg_no_children(int cgfd);
+
+/* Calls fn for each process listed in the cgroup's cgroup.procs, from one
+ * read of the list, until fn has taken max of them (0: no bound). A process
+ * fn finds gone (-ESRCH) is skipped; any other error of fn ends the walk.
+ * Returns the number of processes fn took, or -errno. */
+int ag_cg_foreach_proc(int cgfd, unsigned max, int (*fn)(pid_t pid, void *userdata), void *userdata);
 
 /* Counts processes listed in cgroup.procs (of this cgroup only). */
 int ag_cg_count_procs(int cgfd);

@@ -25,21 +25,13 @@ static bool is_system_root(int fd) {
         return faccessat(fd, "cgroup.type", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 }
 
-static int cpu_enabled(int fd) {
+/* Is "cpu" in the controller list file (cgroup.controllers: offered to
+ * the group; cgroup.subtree_control: enabled below it)? */
+static int cpu_listed(int fd, const char *file) {
         char buf[512];
         int r;
 
-        r = ag_read_small_file(fd, "cgroup.subtree_control", buf, sizeof buf);
-        if (r < 0)
-                return r;
-        return ag_has_token(buf, " ", "cpu");
-}
-
-static int cpu_offered(int fd) {
-        char buf[512];
-        int r;
-
-        r = ag_read_small_file(fd, "cgroup.controllers", buf, sizeof buf);
+        r = ag_read_small_file(fd, file, buf, sizeof buf);
         if (r < 0)
                 return r;
         return ag_has_token(buf, " ", "cpu");
@@ -62,40 +54,14 @@ int ag_container_root_blocked(const AgHierarchy *h) {
         return r > 0;
 }
 
+static int attach(pid_t pid, void *userdata) {
+        return ag_cg_attach(*(const int *) userdata, pid);
+}
+
 /* Moves every process listed in fd's cgroup.procs into lfd, one read of
  * the list. Returns the number moved or -errno. */
 static int move_listed(int fd, int lfd) {
-        _cleanup_close_ int pfd = -1;
-        char *line = NULL;
-        size_t allocated = 0;
-        int moved = 0, r = 0;
-        FILE *f;
-
-        pfd = openat(fd, "cgroup.procs", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (pfd < 0)
-                return negative_errno();
-        f = fdopen(pfd, "re");
-        if (!f)
-                return negative_errno();
-        pfd = -1;
-        while (getline(&line, &allocated, f) > 0) {
-                unsigned long pid;
-
-                line[strcspn(line, "\n")] = 0;
-                if (ag_safe_atoul(line, INT32_MAX, &pid) < 0 || pid == 0)
-                        continue;
-                r = ag_cg_attach(lfd, (pid_t) pid);
-                if (r == -ESRCH) {
-                        r = 0;          /* exited meanwhile */
-                        continue;
-                }
-                if (r < 0)
-                        break;
-                moved++;
-        }
-        free(line);
-        fclose(f);
-        return r < 0 ? r : moved;
+        return ag_cg_foreach_proc(fd, 0, attach, &lfd);
 }
 
 int ag_container_init(const AgHierarchy *h, const char *leaf, unsigned *ret_moved, bool *ret_changed) {
@@ -104,17 +70,15 @@ int ag_container_init(const AgHierarchy *h, const char *leaf, unsigned *ret_move
         bool enabled;
         int r;
 
-        if (h->version != 2)
-                return -EOPNOTSUPP;
-        r = ag_hierarchy_open(h, &fd);
+        r = ag_hierarchy_open_v2(h, &fd);
         if (r < 0)
                 return r;
-        r = cpu_offered(fd);
+        r = cpu_listed(fd, "cgroup.controllers");
         if (r < 0)
                 return r;
         if (r == 0)
                 return -EOPNOTSUPP;
-        r = cpu_enabled(fd);
+        r = cpu_listed(fd, "cgroup.subtree_control");
         if (r < 0)
                 return r;
         enabled = r > 0;

@@ -4,7 +4,8 @@
 #endif
 
 /* Small helpers shared by the library, the module and the helper: number
- * parsing, small reads and writes relative to a directory fd, a process's uids. */
+ * parsing, small reads and writes relative to a directory fd, a process's
+ * uids (and the one ownership rule built on them), parent and session. */
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -94,6 +95,22 @@ int ag_read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size) {
         return 0;
 }
 
+int ag_read_ll(int dirfd, const char *name, long long *ret) {
+        char buf[64], *end;
+        long long v;
+        int r;
+
+        r = ag_read_small_file(dirfd, name, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        errno = 0;
+        v = strtoll(buf, &end, 10);
+        if (errno != 0 || end == buf || (*end && *end != '\n'))
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
 int ag_write_file(int dirfd, const char *name, const char *value) {
         _cleanup_close_ int fd = -1;
         size_t len = strlen(value);
@@ -140,13 +157,20 @@ int ag_opendir_dup(int fd, DIR **ret) {
         return 0;
 }
 
+/* Reads /proc/PID/<file> (a small one: stat, status) into buf. */
+static int read_proc_pid(pid_t pid, const char *file, char *buf, size_t size) {
+        char fn[64];
+
+        snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/%s", (intmax_t) pid, file);
+        return ag_read_small_file(AT_FDCWD, fn, buf, size);
+}
+
 int ag_pid_uids(pid_t pid, uid_t ret_uids[static 4]) {
-        char fn[64], buf[4096], *p;
+        char buf[4096], *p;
         uid_t uids[4];
         int r;
 
-        snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/status", (intmax_t) pid);
-        r = ag_read_small_file(AT_FDCWD, fn, buf, sizeof buf);
+        r = read_proc_pid(pid, "status", buf, sizeof buf);
         if (r < 0)
                 return r;
         p = strstr(buf, "\nUid:");
@@ -170,5 +194,50 @@ int ag_pid_uids(pid_t pid, uid_t ret_uids[static 4]) {
                 p += len;
         }
         memcpy(ret_uids, uids, sizeof uids);
+        return 0;
+}
+
+int ag_pid_owned_by(pid_t pid, uid_t uid) {
+        uid_t uids[4];
+        int r;
+
+        r = ag_pid_uids(pid, uids);
+        if (r < 0)
+                return r;
+        return uids[0] == uid && uids[1] == uid && uids[2] == uid && uids[3] == uid;
+}
+
+int ag_pid_parent_session(pid_t pid, pid_t *ret_ppid, pid_t *ret_sid) {
+        char buf[1024], *p;
+        unsigned long v[4];
+        int r;
+
+        r = read_proc_pid(pid, "stat", buf, sizeof buf);
+        if (r < 0)
+                return r;
+        p = strrchr(buf, ')');
+        if (!p || p[1] != ' ')
+                return -EIO;
+        p += 2;
+        /* "state ppid pgrp session ..." */
+        p = strchr(p, ' ');
+        for (unsigned i = 0; i < 3; i++) {
+                char one[24];
+                size_t len;
+
+                if (!p)
+                        return -EIO;
+                p++;
+                len = strcspn(p, " ");
+                if (len == 0 || len >= sizeof one)
+                        return -EIO;
+                memcpy(one, p, len);
+                one[len] = 0;
+                if (ag_safe_atoul(one, INT32_MAX, &v[i]) < 0)
+                        return -EIO;
+                p += len;
+        }
+        *ret_ppid = (pid_t) v[0];
+        *ret_sid = (pid_t) v[2];
         return 0;
 }

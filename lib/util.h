@@ -57,6 +57,10 @@ int ag_safe_atoul(const char *s, unsigned long max, unsigned long *ret);
 /* Reads a whole small file relative to dirfd (no symlink following) into a
  * NUL-terminated buffer with a trailing newline stripped. */
 int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size);
+/* Reads a small file relative to dirfd holding one signed decimal number
+ * (a cgroup interface file such as cpu.weight or cpu.idle). -EINVAL when it
+ * holds anything else. */
+int ag_read_ll(int dirfd, const char *name, long long *ret);
 /* Reads fd to its end into a NUL-terminated heap buffer (*ret, its length in
  * *ret_size), starting with room for hint bytes; -EFBIG when there is more
  * than max. */
@@ -73,3 +77,10 @@ int ag_opendir_dup(int fd, DIR **ret);
 
 /* The real, effective, saved and filesystem uids of pid, from /proc/PID/status. */
 int ag_pid_uids(pid_t pid, uid_t ret_uids[static 4]);
+/* Does pid belong to uid? The one rule of the helper: all four uids (real,
+ * effective, saved, filesystem) are uid, so that a set-user-ID program the
+ * user started (real uid the user's, effective root's) is never theirs to
+ * move. 1 yes, 0 no, -errno (-ENOENT: gone). */
+int ag_pid_owned_by(pid_t pid, uid_t uid);
+/* The parent pid and session id of pid, from /proc/PID/stat. */
+int ag_pid_parent_session(pid_t pid, pid_t *ret_ppid, pid_t *ret_sid);

@@ -241,6 +241,17 @@ out=$(as_user "$UA" "$AG enter --pid $RP" 2>&1); rc=$?
 check_eq "enter --pid of a root process in the user's session: exit 0, silent" "0:" "$rc:$out"
 check_eq "  and it stays in login/" "$S1/login" "$(cgof "$RP")"
 check "  and no leaf was made for it" test ! -e "$CPU$S1/sid-$RP"
+# What a set-user-ID program the user started is: real uid the user's,
+# effective, saved and file system uids root's. enter (either mode) moves a
+# process only when all four are the caller's; cgroup v1 itself would let
+# the user move it (the writer's euid matches its real uid).
+setsid setpriv --ruid="$UA" sleep 600 & SP=$!; track_pid "$SP"
+for _ in $(seq 100); do [ "$(ps -o sid= -p "$SP" | tr -d ' ')" = "$SP" ] && break; sleep 0.05; done
+echo "$SP" >"$CPU$S1/login/cgroup.procs"
+out=$(as_user "$UA" "$AG enter --pid $SP" 2>&1); rc=$?
+check_eq "enter --pid of the user's process running as root (set-user-ID): exit 0, silent" "0:" "$rc:$out"
+check_eq "  and it stays in login/" "$S1/login" "$(cgof "$SP")"
+check "  and no leaf was made for it" test ! -e "$CPU$S1/sid-$SP"
 check_not "user cannot move a root process between own leaves" as_user "$UA" "echo $RP > $CPU$S1/sid-$P1/cgroup.procs"
 check_not "user cannot move own process into another user's session" as_user "$UA" "echo $PIA > $CPU$SB/login/cgroup.procs"
 check_not "user cannot move another user's process into own session" as_user "$UA" "echo $PIB > $CPU$S1/login/cgroup.procs"
@@ -307,8 +318,8 @@ check_eq "  with its process" "$SB/login" "$(cgof "$PIB")"
 check "user A's live session survives gc" test -d "$CPU$S1/login"
 check "unrelated cgroups outside <root> survive gc" test -d "$OUT/user-$IA/login" -a -d "$OUT/user-0" -a -d "$OUT/autogroup"
 # close as root with a hostile tree inside (processes still there: the session stays)
-kill "$P1" "$P3" "$PIA" "$RP" 2>/dev/null
-for p in $P1 $P3 $PIA $RP; do for _ in $(seq 100); do [ -d "/proc/$p" ] || break; sleep 0.05; done; done
+kill "$P1" "$P3" "$PIA" "$RP" "$SP" 2>/dev/null
+for p in $P1 $P3 $PIA $RP $SP; do for _ in $(seq 100); do [ -d "/proc/$p" ] || break; sleep 0.05; done; done
 touch "$T/a1.go"; wait "$PID_a1" 2>/dev/null
 check "close with a deep crafted tree: session kept (bounded), not followed" test -d "$CPU$S1/deep"
 check "close: user B's session survives" test -d "$CPU$SB/login"
