@@ -43,6 +43,13 @@ AgHierarchy *ag_hierarchy_free(AgHierarchy *h);
 
 /* Opens the hierarchy's mount point as a directory fd. */
 int ag_hierarchy_open(const AgHierarchy *h, int *ret_fd);
+/* Opens the group at path ("/a/b/c") in the hierarchy (ag_cg_open_path). */
+int ag_hierarchy_open_path(const AgHierarchy *h, const char *path, int *ret_fd);
+
+/* Finds the root of a v1 hierarchy that has the cpuacct controller without
+ * cpu (cpuacct mounted on its own): /sys/fs/cgroup/cpuacct when it is one,
+ * else from /proc/self/mountinfo. -ENOENT when there is none. */
+int ag_cpuacct_mount_find(char **ret_mount);
 
 /* Splits one mountinfo line. Pointers go into line, which is modified;
  * octal escapes in the mount point are decoded. */
@@ -51,6 +58,16 @@ int ag_mountinfo_parse_line(char *line, char **ret_root, char **ret_mountpoint,
 
 /* Opens name below dirfd as a directory, never following a symlink. */
 int ag_cg_open(int dirfd, const char *name, int *ret_fd);
+/* The same where a missing group is no error: 1 when opened, 0 when name
+ * does not exist (*ret_fd untouched), or -errno. */
+int ag_cg_open_if_exists(int dirfd, const char *name, int *ret_fd);
+/* Removes dirfd/name with one rmdir when it is a group without processes
+ * or children, else opens it: 1 when removed, 0 when it stays (*ret_fd is
+ * its fd), -ENOENT when it does not exist, or another -errno. */
+int ag_cg_rmdir_or_open(int dirfd, const char *name, int *ret_fd);
+
+/* Is the cgroup path at prefix or below it ("/a/b" is below "/a", "/ab" is not)? */
+bool ag_cg_path_is_below(const char *path, const char *prefix);
 
 /* mkdirat + open; EEXIST counts as success. *ret_created tells which. */
 int ag_cg_mkdir_open(int dirfd, const char *name, bool *ret_created, int *ret_fd);

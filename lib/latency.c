@@ -224,13 +224,10 @@ int ag_latency_apply_process(pid_t pid, AgLatency l, AgLatencyResult *ret_result
 }
 
 int ag_kernel_has_cpu_idle(const AgHierarchy *h, const char *path) {
-        _cleanup_close_ int mfd = -1, fd = -1;
+        _cleanup_close_ int fd = -1;
         int r;
 
-        r = ag_hierarchy_open(h, &mfd);
-        if (r < 0)
-                return r;
-        r = ag_cg_open_path(mfd, path, &fd);
+        r = ag_hierarchy_open_path(h, path, &fd);
         if (r < 0)
                 return r;
         if (faccessat(fd, "cpu.idle", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
