@@ -258,11 +258,10 @@ int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, cons
                         /* <root> is there but for the very first login */
                         r = i == 0 ? ag_cg_open(mfd, comp[0], &fds[0]) : -ENOENT;
                         if (r == -ENOENT)
-                                r = ag_cg_mkdir_open(i == 0 ? mfd : fds[i - 1], comp[i], &created[i], &fds[i]);
+                                r = ag_cg_mkdir_open_0755(i == 0 ? mfd : fds[i - 1], comp[i], &created[i],
+                                                          &fds[i]);
                         if (r < 0)
                                 break;
-                        if (created[i])
-                                (void) fchmod(fds[i], 0755);
                 }
                 if (r >= 0) {
                         r = ag_cg_attach(fds[n - 1], pid);

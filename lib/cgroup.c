@@ -97,18 +97,23 @@ static bool is_cgroupfs(const char *path, int version) {
                (unsigned long) (version == 2 ? CGROUP2_SUPER_MAGIC : CGROUP_SUPER_MAGIC);
 }
 
-static int v2_root_has_cpu(const char *mountpoint) {
-        _cleanup_close_ int fd = -1;
+int ag_cg_lists_cpu(int cgfd, const char *file) {
         char buf[512];
         int r;
+
+        r = ag_read_small_file(cgfd, file, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        return ag_has_token(buf, " ", "cpu");
+}
+
+static int v2_root_has_cpu(const char *mountpoint) {
+        _cleanup_close_ int fd = -1;
 
         fd = open(mountpoint, DIR_FLAGS);
         if (fd < 0)
                 return negative_errno();
-        r = ag_read_small_file(fd, "cgroup.controllers", buf, sizeof buf);
-        if (r < 0)
-                return r;
-        return ag_has_token(buf, " ", "cpu");
+        return ag_cg_lists_cpu(fd, "cgroup.controllers");
 }
 
 /* v1: where cpuacct is, seen from a directory of the cpu hierarchy. */
@@ -125,7 +130,6 @@ static AgCpuacctPlace v1_cpuacct_place(int fd) {
  * (every group but the root has one) and "cpu" in cgroup.controllers. */
 static int probe_cpu_root(int fd, int *ret_version, AgCpuacctPlace *ret_cpuacct) {
         struct statfs sfs;
-        char buf[512];
 
         if (fstatfs(fd, &sfs) < 0)
                 return 0;
@@ -140,8 +144,7 @@ static int probe_cpu_root(int fd, int *ret_version, AgCpuacctPlace *ret_cpuacct)
         if ((unsigned long) sfs.f_type == (unsigned long) CGROUP2_SUPER_MAGIC) {
                 if (faccessat(fd, "cgroup.events", F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
                         return 0;
-                if (ag_read_small_file(fd, "cgroup.controllers", buf, sizeof buf) < 0 ||
-                    !ag_has_token(buf, " ", "cpu"))
+                if (ag_cg_lists_cpu(fd, "cgroup.controllers") <= 0)
                         return 0;
                 *ret_version = 2;
                 return 1;
@@ -441,6 +444,20 @@ int ag_cg_mkdir_open(int dirfd, const char *name, bool *ret_created, int *ret_fd
         return r;
 }
 
+int ag_cg_mkdir_open_0755(int dirfd, const char *name, bool *ret_created, int *ret_fd) {
+        bool created = false;
+        int r;
+
+        r = ag_cg_mkdir_open(dirfd, name, &created, ret_fd);
+        if (r < 0)
+                return r;
+        if (created)
+                (void) fchmod(*ret_fd, 0755);
+        if (ret_created)
+                *ret_created = created;
+        return 0;
+}
+
 int ag_cg_open_path(int rootfd, const char *path, int *ret_fd) {
         _cleanup_free_ char *copy = NULL;
         _cleanup_close_ int fd = -1;
@@ -487,17 +504,26 @@ int ag_cg_delegate(const AgHierarchy *h, int cgfd, uid_t uid, gid_t gid) {
 }
 
 int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd) {
-        char buf[512];
         int r;
 
         if (h->version != 2)
                 return 0;
-        r = ag_read_small_file(cgfd, "cgroup.subtree_control", buf, sizeof buf);
-        if (r < 0)
-                return r;
-        if (ag_has_token(buf, " ", "cpu"))
-                return 0;
+        r = ag_cg_lists_cpu(cgfd, "cgroup.subtree_control");
+        if (r != 0)
+                return r < 0 ? r : 0;
         return ag_write_file(cgfd, "cgroup.subtree_control", "+cpu");
+}
+
+/* The next child group of a readdir stream: directories only (cgroupfs
+ * fills d_type; a link or a file is never descended), "." and ".." skipped.
+ * NULL at the end. */
+static struct dirent *next_child(DIR *d) {
+        struct dirent *de;
+
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        return de;
+        return NULL;
 }
 
 /* Writes value unless the file already holds it. Writes to the cpu
@@ -602,7 +628,7 @@ static int clamp_below(int cgfd, int64_t limit, unsigned *budget) {
                 int fd;
 
                 errno = 0;
-                de = readdir(d);
+                de = next_child(d);
                 if (!de) {
                         if (depth == 0)
                                 break;
@@ -625,8 +651,6 @@ static int clamp_below(int cgfd, int64_t limit, unsigned *budget) {
                         seekdir(d, pos[--depth]);
                         continue;
                 }
-                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
                 if (*budget == 0) {
                         truncated = true;
                         break;
@@ -879,12 +903,19 @@ static int remove_below(int fd, unsigned depth, unsigned *budget, unsigned *remo
         if (r < 0)
                 return r;
         /* no further than the budget: a user may have made any number of groups */
-        while ((!budget || *budget > 0) && (de = readdir(d))) {
-                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;       /* cgroupfs fills d_type; a link or a file is never descended */
+        while ((!budget || *budget > 0) && (de = next_child(d)))
                 (void) ag_cg_remove_empty(fd, de->d_name, depth - 1, budget, removed);
-        }
         closedir(d);
+        return 0;
+}
+
+/* Takes one directory from *budget (NULL: no bound); -E2BIG when spent. */
+static int budget_take(unsigned *budget) {
+        if (!budget)
+                return 0;
+        if (*budget == 0)
+                return -E2BIG;
+        (*budget)--;
         return 0;
 }
 
@@ -893,11 +924,9 @@ int ag_cg_remove_empty(int dirfd, const char *name, unsigned max_depth, unsigned
         _cleanup_close_ int fd = -1;
         int r;
 
-        if (budget) {
-                if (*budget == 0)
-                        return -E2BIG;
-                (*budget)--;
-        }
+        r = budget_take(budget);
+        if (r < 0)
+                return r;
         /* Most groups met here are empty leaves: one rmdir removes them. Only
          * when it fails (children, processes, anything else) is the group
          * opened and walked. */
@@ -933,11 +962,9 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         DIR *d;
         int r;
 
-        if (budget) {
-                if (*budget == 0)
-                        return -E2BIG;
-                (*budget)--;
-        }
+        r = budget_take(budget);
+        if (r < 0)
+                return r;
         r = ag_cg_open(dirfd, name, &fd);
         if (r < 0)
                 return r;
@@ -951,9 +978,7 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         if (r < 0)
                 return r;
         r = 0;
-        while (r == 0 && (de = readdir(d))) {
-                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
+        while (r == 0 && (de = next_child(d))) {
                 if (max_depth == 0) {
                         r = 1;  /* a group deeper than we look: count it as in use */
                         break;

@@ -71,6 +71,9 @@ bool ag_cg_path_is_below(const char *path, const char *prefix);
 
 /* mkdirat + open; EEXIST counts as success. *ret_created tells which. */
 int ag_cg_mkdir_open(int dirfd, const char *name, bool *ret_created, int *ret_fd);
+/* The same for a group of root's layout: one made now gets mode 0755,
+ * whatever the caller's umask. */
+int ag_cg_mkdir_open_0755(int dirfd, const char *name, bool *ret_created, int *ret_fd);
 
 /* Walks a cgroup path ("/a/b/c") below rootfd component by component. */
 int ag_cg_open_path(int rootfd, const char *path, int *ret_fd);
@@ -82,6 +85,10 @@ int ag_cg_attach(int cgfd, pid_t pid);
  * directory, cgroup.procs, and on v2 cgroup.threads and cgroup.subtree_control,
  * on v1 tasks. Never any cpu.* file. */
 int ag_cg_delegate(const AgHierarchy *h, int cgfd, uid_t uid, gid_t gid);
+
+/* Does the controller list file (v2 "cgroup.controllers" or
+ * "cgroup.subtree_control") of the group list cpu? 1 yes, 0 no, or -errno. */
+int ag_cg_lists_cpu(int cgfd, const char *file);
 
 /* v2: makes sure "cpu" is in cgroup.subtree_control. A no-op on v1. */
 int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd);

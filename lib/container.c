@@ -25,26 +25,6 @@ static bool is_system_root(int fd) {
         return faccessat(fd, "cgroup.type", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 }
 
-static int cpu_enabled(int fd) {
-        char buf[512];
-        int r;
-
-        r = ag_read_small_file(fd, "cgroup.subtree_control", buf, sizeof buf);
-        if (r < 0)
-                return r;
-        return ag_has_token(buf, " ", "cpu");
-}
-
-static int cpu_offered(int fd) {
-        char buf[512];
-        int r;
-
-        r = ag_read_small_file(fd, "cgroup.controllers", buf, sizeof buf);
-        if (r < 0)
-                return r;
-        return ag_has_token(buf, " ", "cpu");
-}
-
 int ag_container_root_blocked(const AgHierarchy *h) {
         _cleanup_close_ int fd = -1;
         int r;
@@ -109,12 +89,12 @@ int ag_container_init(const AgHierarchy *h, const char *leaf, unsigned *ret_move
         r = ag_hierarchy_open(h, &fd);
         if (r < 0)
                 return r;
-        r = cpu_offered(fd);
+        r = ag_cg_lists_cpu(fd, "cgroup.controllers");
         if (r < 0)
                 return r;
         if (r == 0)
                 return -EOPNOTSUPP;
-        r = cpu_enabled(fd);
+        r = ag_cg_lists_cpu(fd, "cgroup.subtree_control");
         if (r < 0)
                 return r;
         enabled = r > 0;

@@ -36,11 +36,7 @@ static const char *const result_table[_AG_LATENCY_RESULT_MAX] = {
         [AG_LATENCY_NOT_FAIR] = "a real-time, deadline or SCHED_IDLE task: left alone",
 };
 
-const char *ag_latency_result_to_string(AgLatencyResult r) {
-        if ((unsigned) r >= _AG_LATENCY_RESULT_MAX)
-                return NULL;
-        return result_table[r];
-}
+AG_DEFINE_STRING_TABLE_TO_STRING(ag_latency_result_to_string, AgLatencyResult, result_table)
 
 int ag_latency_policy(AgLatency l) {
         return l == AG_LATENCY_BATCH ? SCHED_BATCH : SCHED_OTHER;

@@ -123,7 +123,6 @@ int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const A
         _cleanup_close_ int fd = -1;
         char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
         const char *what = NULL;
-        bool created = false;
         int r, policy_error = 0;
 
         if (!pool || !*pool) {
@@ -140,13 +139,11 @@ int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const A
                 what = "name the pool group";
                 goto fail;
         }
-        r = ag_cg_mkdir_open(rfd, name, &created, &fd);
+        r = ag_cg_mkdir_open_0755(rfd, name, NULL, &fd);
         if (r < 0) {
                 what = "create the pool group";
                 goto fail;
         }
-        if (created)
-                (void) fchmod(fd, 0755);
         if (h->has_cpu) {
                 AgCgValues v;
                 AgPolicy defaults;

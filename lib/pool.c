@@ -206,14 +206,20 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
 
 static int gc_pool(int rfd, const char *root, const char *dirname, ag_removed_fn removed, void *userdata);
 
-/* gc of the place pfd ("<place>"): every user group in it, with the gc
- * budget, and when pools (pfd is <root>) every pool directory in it
- * (gc_pool). Returns the number removed or -errno. */
-static int gc_place(int pfd, const char *place, bool pools, ag_removed_fn removed, void *userdata) {
+/* gc of the place dirname below parent_fd ("<place>" below the hierarchy):
+ * every user group in it, with the gc budget, and when pools (the place is
+ * <root>) every pool directory in it (gc_pool). Returns the number removed,
+ * -ENOENT when the place does not exist, or another -errno. */
+static int gc_place(int parent_fd, const char *dirname, const char *place, bool pools, ag_removed_fn removed,
+                    void *userdata) {
+        _cleanup_close_ int pfd = -1;
         struct dirent *de;
         int r, total = 0;
         DIR *d;
 
+        r = ag_cg_open(parent_fd, dirname, &pfd);
+        if (r < 0)
+                return r;
         r = ag_opendir_dup(pfd, &d);
         if (r < 0)
                 return r;
@@ -239,38 +245,31 @@ static int gc_place(int pfd, const char *place, bool pools, ag_removed_fn remove
 /* gc: every user group in <root>/<dirname> (a pool directory), with the gc
  * budget, then the pool directory once empty. */
 static int gc_pool(int rfd, const char *root, const char *dirname, ag_removed_fn removed, void *userdata) {
-        _cleanup_close_ int pfd = -1;
         char place[AG_PLACE_MAX];
         const char *pool;
-        int r, total;
+        int r;
 
         r = ag_pool_group_parse(dirname, &pool);
         if (r >= 0)
                 r = ag_pool_place(root, pool, place, sizeof place);
         if (r >= 0)
-                r = ag_cg_open_if_exists(rfd, dirname, &pfd);
-        if (r <= 0)
-                return r;
-        total = gc_place(pfd, place, false, removed, userdata);
-        if (total < 0)
-                return total;
-        pfd = safe_close(pfd);
-        return total + remove_pool_if_empty(rfd, dirname, place, removed, userdata);
+                r = gc_place(rfd, dirname, place, false, removed, userdata);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        return r + remove_pool_if_empty(rfd, dirname, place, removed, userdata);
 }
 
 int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *userdata) {
-        _cleanup_close_ int mfd = -1, rfd = -1;
-        int r, total;
+        _cleanup_close_ int mfd = -1;
+        int r;
 
         r = ag_hierarchy_open(h, &mfd);
-        if (r >= 0)
-                r = ag_cg_open_if_exists(mfd, root, &rfd);
-        if (r <= 0)
+        if (r < 0)
                 return r;
-        total = gc_place(rfd, root, true, removed, userdata);
-        if (total < 0)
-                return total;
+        r = gc_place(mfd, root, root, true, removed, userdata);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
         /* v1 with a separate cpuacct hierarchy: the emptied mirrors too (acct.c). */
         (void) ag_acct_gc(h, root);
-        return total;
+        return r;
 }

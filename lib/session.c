@@ -202,13 +202,11 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         created = false;
         r = ag_cg_open(mfd, root, &rfd);
         if (r == -ENOENT)
-                r = ag_cg_mkdir_open(mfd, root, &created, &rfd);
+                r = ag_cg_mkdir_open_0755(mfd, root, &created, &rfd);
         if (r < 0) {
                 what = "create the root group";
                 goto finish;
         }
-        if (created)
-                (void) fchmod(rfd, 0755);
         if (h->has_cpu) {
                 r = ag_cg_enable_cpu(h, rfd);
                 if (r < 0) {
@@ -234,15 +232,13 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                                 continue;
                         goto finish;
                 }
-                r = ag_cg_mkdir_open(pfd, ugroup, &created, &ufd);
+                r = ag_cg_mkdir_open_0755(pfd, ugroup, &created, &ufd);
                 if (r < 0) {
                         what = "create the user group";
                         if (retryable(r) && i < OPEN_RETRIES)
                                 continue;       /* an emptied pool swept meanwhile */
                         goto finish;
                 }
-                if (created)
-                        (void) fchmod(ufd, 0755);
                 /* pools: the user's groups in the places they left */
                 if (i == 0)
                         (void) ag_pool_sweep_other_places(h, rfd, root, p->uid, p->pool, p->config, p->removed,
