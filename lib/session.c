@@ -7,7 +7,6 @@
  * and wait. Where they live is place.c's; the sweeps of what earlier
  * sessions left behind are pool.c's. See session.h. */
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
