@@ -39,58 +39,6 @@ const char *ag_enter_result_to_string(AgEnterResult r) {
         return result_table[r];
 }
 
-static bool is_component(const char *s) {
-        return *s && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
-}
-
-int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_session, char **ret_rest,
-                        char **ret_pool) {
-        char ugroup[64], *c[4], *p = path, *pool = NULL;
-        unsigned n_c;
-        int r;
-
-        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
-        if (r < 0)
-                return r;
-        if (*p != '/')
-                return -ENOENT;
-        p++;
-        /* pools: "/<root>/pool-<name>/user-<uid>/<session>" has one component more */
-        n_c = strncmp(p + strcspn(p, "/"), "/" AG_POOL_PREFIX, strlen("/" AG_POOL_PREFIX)) == 0 ? 4 : 3;
-        for (unsigned i = 0; i < n_c; i++) {
-                size_t n = strcspn(p, "/");
-                bool more = p[n] == '/';
-
-                c[i] = p;
-                p[n] = 0;
-                if (!is_component(c[i]))
-                        return -ENOENT;
-                if (!more) {
-                        if (i < n_c - 1)
-                                return -ENOENT;
-                        p += n;         /* "" */
-                        break;
-                }
-                p += n + 1;
-        }
-        if (n_c == 4) {
-                const char *name;
-
-                if (ag_pool_group_parse(c[1], &name) < 0)
-                        return -ENOENT;
-                pool = (char *) name;
-                c[1] = c[2];
-                c[2] = c[3];
-        }
-        if (strcmp(c[0], root) != 0 || strcmp(c[1], ugroup) != 0)
-                return -ENOENT;
-        *ret_session = c[2];
-        *ret_rest = p;
-        if (ret_pool)
-                *ret_pool = pool;
-        return 0;
-}
-
 int ag_enter_check_leader(pid_t pid, AgEnterResult *ret_result, const char **ret_what) {
         pid_t sid = getsid(pid);
 
@@ -154,7 +102,7 @@ int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char 
         struct stat st;
         int r;
 
-        if (ag_enter_parse_path(path, root, uid, &session, &rest, &pool) < 0 ||
+        if (ag_session_path_split(path, root, uid, &session, &rest, &pool) < 0 ||
             ag_pool_place(root, pool, place, sizeof place) < 0)
                 return -ENOENT;
         r = ag_user_group_name(uid, ugroup, sizeof ugroup);

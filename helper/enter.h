@@ -32,15 +32,6 @@ typedef enum AgEnterResult {
 
 const char *ag_enter_result_to_string(AgEnterResult r);
 
-/* Parses the cgroup path of a process ("/<root>/user-<uid>/<session>[/rest]",
- * or "/<root>/pool-<name>/user-<uid>/<session>[/rest]" for a user in a pool)
- * into the session name and the rest below it (without a leading '/', "" for
- * none), and the pool name (NULL for none; ret_pool may be NULL). Pointers go
- * into path, which is modified. -ENOENT when the path is not inside a session
- * of uid below root. */
-int ag_enter_parse_path(char *path, const char *root, uid_t uid, char **ret_session, char **ret_rest,
-                        char **ret_pool);
-
 /* Opens the session directory that path (a process's cgroup path in h, as
  * ag_cg_pid_path gives it; modified) is in: a session of uid below root, the
  * user group (and its pool) root's and the session uid's, as the module makes

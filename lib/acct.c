@@ -18,6 +18,8 @@
 #include <linux/magic.h>
 
 #include "acct.h"
+#include "cgroup.h"
+#include "place.h"
 #include "util.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -26,8 +28,6 @@
 /* How often making the mirror starts over when a concurrent close or sweep
  * removed a level under its feet. */
 #define MIRROR_RETRIES 16
-/* The usual mount point of a separate cpuacct hierarchy, tried before mountinfo. */
-#define CPUACCT_MOUNT "/sys/fs/cgroup/cpuacct"
 
 AgAcct *ag_acct_free(AgAcct *a) {
         if (!a)
@@ -41,41 +41,6 @@ AgAcct *ag_acct_free(AgAcct *a) {
 
 static bool has_file(int dirfd, const char *name) {
         return faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
-/* Is path the root of a v1 hierarchy with cpuacct (and without cpu)? */
-static bool is_cpuacct_only(const char *path) {
-        _cleanup_close_ int fd = -1;
-        struct statfs sfs;
-
-        fd = open(path, DIR_FLAGS);
-        if (fd < 0 || fstatfs(fd, &sfs) < 0 || (unsigned long) sfs.f_type != (unsigned long) CGROUP_SUPER_MAGIC)
-                return false;
-        return has_file(fd, "cpuacct.usage") && !has_file(fd, "cpu.shares");
-}
-
-static int find_in_mountinfo(char **ret_mount) {
-        _cleanup_free_ char *line = NULL;
-        size_t allocated = 0;
-        FILE *f;
-
-        f = fopen("/proc/self/mountinfo", "re");
-        if (!f)
-                return negative_errno();
-        while (getline(&line, &allocated, f) > 0) {
-                char *root, *mp, *fstype, *opts;
-
-                if (ag_mountinfo_parse_line(line, &root, &mp, &fstype, &opts) < 0)
-                        continue;
-                if (strcmp(root, "/") != 0 || strcmp(fstype, "cgroup") != 0 || !ag_has_token(opts, ",", "cpuacct") ||
-                    ag_has_token(opts, ",", "cpu") || !is_cpuacct_only(mp))
-                        continue;
-                fclose(f);
-                *ret_mount = strdup(mp);
-                return *ret_mount ? 0 : -ENOMEM;
-        }
-        fclose(f);
-        return -ENOENT;
 }
 
 int ag_acct_find(const AgHierarchy *h, AgAcctSource *ret_source, char **ret_mount) {
@@ -97,20 +62,13 @@ int ag_acct_find(const AgHierarchy *h, AgAcctSource *ret_source, char **ret_moun
                         return 0;
                 }
         }
-        /* The usual place first: no mountinfo to read at every login. */
-        if (is_cpuacct_only(CPUACCT_MOUNT))
-                m = strdup(CPUACCT_MOUNT);
-        else {
-                r = find_in_mountinfo(&m);
-                if (r == -ENOENT) {
-                        *ret_source = AG_ACCT_NONE;
-                        return 0;
-                }
-                if (r < 0)
-                        return r;
+        r = ag_cpuacct_mount_find(&m);
+        if (r == -ENOENT) {
+                *ret_source = AG_ACCT_NONE;
+                return 0;
         }
-        if (!m)
-                return -ENOMEM;
+        if (r < 0)
+                return r;
         *ret_source = AG_ACCT_MIRROR;
         if (ret_mount)
                 *ret_mount = m;
@@ -255,11 +213,6 @@ static int remove_empty_children(int dirfd, const char *skip) {
         return count;
 }
 
-static bool path_is_below(const char *path, const char *prefix) {
-        size_t n = strlen(prefix);
-        return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
-}
-
 int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, const char *origin_known,
                         const char **ret_what) {
         _cleanup_free_ char *copy = NULL, *origin = NULL, *saved = NULL;
@@ -305,11 +258,10 @@ int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, cons
                         /* <root> is there but for the very first login */
                         r = i == 0 ? ag_cg_open(mfd, comp[0], &fds[0]) : -ENOENT;
                         if (r == -ENOENT)
-                                r = ag_cg_mkdir_open(i == 0 ? mfd : fds[i - 1], comp[i], &created[i], &fds[i]);
+                                r = ag_cg_mkdir_open_0755(i == 0 ? mfd : fds[i - 1], comp[i], &created[i],
+                                                          &fds[i]);
                         if (r < 0)
                                 break;
-                        if (created[i])
-                                (void) fchmod(fds[i], 0755);
                 }
                 if (r >= 0) {
                         r = ag_cg_attach(fds[n - 1], pid);
@@ -350,10 +302,7 @@ int ag_acct_usage(const AgHierarchy *h, const AgAcct *a, const char *path, AgCpu
 
         switch (a->source) {
         case AG_ACCT_IN_CPU:
-                r = ag_hierarchy_open(h, &mfd);
-                if (r < 0)
-                        return r;
-                r = ag_cg_open_path(mfd, path, &fd);
+                r = ag_hierarchy_open_path(h, path, &fd);
                 if (r < 0)
                         return r;
                 return ag_acct_read_group(h->version, fd, ret);
@@ -391,11 +340,11 @@ int ag_acct_mirror_close(const AgAcct *a, pid_t pid, const char *current_known, 
         /* Leave the mirror first, or its removal fails with EBUSY. */
         if (!current_known && ag_cg_pid_controller_path(pid, "cpuacct", &current) >= 0)
                 current_known = current;
-        if (current_known && path_is_below(current_known, a->path)) {
+        if (current_known && ag_cg_path_is_below(current_known, a->path)) {
                 _cleanup_close_ int ofd = -1;
 
                 r = -ENOENT;
-                if (a->origin && !path_is_below(a->origin, a->path)) {
+                if (a->origin && !ag_cg_path_is_below(a->origin, a->path)) {
                         if (strcmp(a->origin, "/") == 0)
                                 r = ag_cg_attach(mfd, pid);
                         else if (ag_cg_open_path(mfd, a->origin, &ofd) >= 0)
@@ -468,43 +417,42 @@ int ag_acct_root_open(const AgHierarchy *h, const char *root, int *ret_fd) {
         return ag_cg_open(mfd, root, ret_fd);
 }
 
-int ag_acct_sweep_place(int acct_rfd, const char *place_dir, uid_t uid) {
+int ag_acct_sweep_place(int acct_rfd, const char *pool, uid_t uid) {
         _cleanup_close_ int pfd = -1, ufd = -1;
-        char ugroup[64];
-        int r, count, parent = acct_rfd;
+        char ugroup[64], pool_dir[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
+        bool in_pool = pool && *pool;
+        int r, count;
 
         r = ag_user_group_name(uid, ugroup, sizeof ugroup);
+        if (r >= 0 && in_pool)
+                r = ag_pool_group_name(pool, pool_dir, sizeof pool_dir);
         if (r < 0)
                 return r;
-        if (place_dir) {
-                r = ag_cg_open(acct_rfd, place_dir, &pfd);
-                if (r < 0)
-                        return r == -ENOENT ? 0 : r;
-                parent = pfd;
-        }
+        /* The mirror of the place: the same path below <cpuacct>/<root>. */
+        r = ag_pool_parent_find(acct_rfd, pool, &pfd);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
         /* A user group without mirrors goes with one rmdir. */
-        if (unlinkat(parent, ugroup, AT_REMOVEDIR) == 0)
+        r = ag_cg_rmdir_or_open(pfd, ugroup, &ufd);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        if (r > 0)
                 count = 1;
-        else if (errno == ENOENT)
-                return 0;
         else {
-                r = ag_cg_open(parent, ugroup, &ufd);
-                if (r < 0)
-                        return r == -ENOENT ? 0 : r;
                 /* Mirrors stop at the session level: the children are root's
                  * session mirrors without children of their own. */
                 count = remove_empty_children(ufd, NULL);
                 if (count < 0)
                         return count;
                 ufd = safe_close(ufd);
-                if (unlinkat(parent, ugroup, AT_REMOVEDIR) == 0)
+                if (unlinkat(pfd, ugroup, AT_REMOVEDIR) == 0)
                         count++;
         }
         /* The place's own directory once that left it empty (a pool other
          * users' mirrors live in stays: the kernel refuses the rmdir). */
-        if (place_dir && count > 0) {
+        if (in_pool && count > 0) {
                 pfd = safe_close(pfd);
-                if (unlinkat(acct_rfd, place_dir, AT_REMOVEDIR) == 0)
+                if (unlinkat(acct_rfd, pool_dir, AT_REMOVEDIR) == 0)
                         count++;
         }
         return count;
@@ -521,23 +469,13 @@ int ag_acct_sweep_user(const AgHierarchy *h, const char *root, uid_t uid) {
 }
 
 int ag_acct_gc(const AgHierarchy *h, const char *root) {
-        _cleanup_free_ char *mount = NULL;
-        _cleanup_close_ int mfd = -1, rfd = -1;
-        AgAcctSource source;
+        _cleanup_close_ int rfd = -1;
         struct dirent *de;
         unsigned total = 0;
         DIR *d;
         int r;
 
-        r = ag_acct_find(h, &source, &mount);
-        if (r < 0)
-                return r;
-        if (source != AG_ACCT_MIRROR)
-                return 0;
-        mfd = open(mount, DIR_FLAGS);
-        if (mfd < 0)
-                return negative_errno();
-        r = ag_cg_open(mfd, root, &rfd);
+        r = ag_acct_root_open(h, root, &rfd);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
         r = ag_opendir_dup(rfd, &d);

@@ -22,7 +22,7 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
-#include "session.h"
+#include "place.h"
 
 typedef struct AgCpuUsage {
         long long usec;                /* total CPU time; -1 unknown */
@@ -92,13 +92,13 @@ int ag_acct_sweep_user(const AgHierarchy *h, const char *root, uid_t uid);
 int ag_acct_root_open(const AgHierarchy *h, const char *root, int *ret_fd);
 
 /* Removes uid's emptied mirrors in one place below acct_rfd (from
- * ag_acct_root_open): place_dir NULL for "<root>/user-<uid>", else the
- * directory name of a pool ("pool-<name>", a single component). Then the
- * user's mirror group once empty and, when this removed something, the pool's
- * mirror directory once empty. Bounded by that user's own groups
+ * ag_acct_root_open), the mirror of the place of pool (NULL or "": of
+ * <root> itself; found with ag_pool_parent_find, as in the cpu hierarchy).
+ * Then the user's mirror group once empty and, when this removed something,
+ * the pool's mirror directory once empty. Bounded by that user's own groups
  * (AG_SESSION_MAX_DIRS); never reads the place itself. Returns the number of
  * groups removed or -errno. */
-int ag_acct_sweep_place(int acct_rfd, const char *place_dir, uid_t uid);
+int ag_acct_sweep_place(int acct_rfd, const char *pool, uid_t uid);
 
 /* gc: every empty mirror group below <root> (bounded like ag_gc). Returns
  * the number removed (not reported one by one: a mirror goes with the group

@@ -3,9 +3,10 @@
 #define _GNU_SOURCE
 #endif
 
-/* Direct cgroupfs access: finding the hierarchy with cpu (mountinfo) and the
- * directory-fd operations on its groups: open, make, attach, delegate, set
- * limits, remove. See cgroup.h. */
+/* Direct cgroupfs access: finding the hierarchy with cpu and the v1 one with
+ * cpuacct alone (the one mountinfo reader) and the directory-fd operations
+ * on their groups: open, make, attach, delegate, set limits, remove. See
+ * cgroup.h. */
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -23,6 +24,8 @@
 #include "util.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+/* The usual mount point of a separate cpuacct hierarchy, tried before mountinfo. */
+#define AG_CPUACCT_MOUNT "/sys/fs/cgroup/cpuacct"
 /* v1: the groups one cap change may look at below the capped group to clear
  * quotas that stand in its way (clamp_below), and the kernel's smallest
  * quota (1 ms). */
@@ -94,18 +97,23 @@ static bool is_cgroupfs(const char *path, int version) {
                (unsigned long) (version == 2 ? CGROUP2_SUPER_MAGIC : CGROUP_SUPER_MAGIC);
 }
 
-static int v2_root_has_cpu(const char *mountpoint) {
-        _cleanup_close_ int fd = -1;
+int ag_cg_lists_cpu(int cgfd, const char *file) {
         char buf[512];
         int r;
+
+        r = ag_read_small_file(cgfd, file, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        return ag_has_token(buf, " ", "cpu");
+}
+
+static int v2_root_has_cpu(const char *mountpoint) {
+        _cleanup_close_ int fd = -1;
 
         fd = open(mountpoint, DIR_FLAGS);
         if (fd < 0)
                 return negative_errno();
-        r = ag_read_small_file(fd, "cgroup.controllers", buf, sizeof buf);
-        if (r < 0)
-                return r;
-        return ag_has_token(buf, " ", "cpu");
+        return ag_cg_lists_cpu(fd, "cgroup.controllers");
 }
 
 /* v1: where cpuacct is, seen from a directory of the cpu hierarchy. */
@@ -122,7 +130,6 @@ static AgCpuacctPlace v1_cpuacct_place(int fd) {
  * (every group but the root has one) and "cpu" in cgroup.controllers. */
 static int probe_cpu_root(int fd, int *ret_version, AgCpuacctPlace *ret_cpuacct) {
         struct statfs sfs;
-        char buf[512];
 
         if (fstatfs(fd, &sfs) < 0)
                 return 0;
@@ -137,8 +144,7 @@ static int probe_cpu_root(int fd, int *ret_version, AgCpuacctPlace *ret_cpuacct)
         if ((unsigned long) sfs.f_type == (unsigned long) CGROUP2_SUPER_MAGIC) {
                 if (faccessat(fd, "cgroup.events", F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
                         return 0;
-                if (ag_read_small_file(fd, "cgroup.controllers", buf, sizeof buf) < 0 ||
-                    !ag_has_token(buf, " ", "cpu"))
+                if (ag_cg_lists_cpu(fd, "cgroup.controllers") <= 0)
                         return 0;
                 *ret_version = 2;
                 return 1;
@@ -193,64 +199,133 @@ static int hierarchy_well_known(AgHierarchy **ret) {
         return 0;
 }
 
-int ag_hierarchy_find(const char *mountinfo, AgHierarchy **ret) {
-        _cleanup_free_ char *v2_cpu = NULL, *v1_cpu = NULL, *v2_nocpu = NULL, *line = NULL;
-        AgCpuacctPlace v1_cpuacct = AG_CPUACCT_UNKNOWN;
-        FILE *f;
+/* Calls f for every mount listed in the mountinfo file fn (NULL:
+ * /proc/self/mountinfo) with its root, mount point, fstype and super
+ * options, until f returns non-zero; returns that, or 0 after the last. */
+typedef int (*mount_fn)(void *userdata, const char *root, const char *mountpoint, const char *fstype,
+                        const char *superopts);
+static int mountinfo_foreach(const char *fn, mount_fn f, void *userdata) {
+        _cleanup_free_ char *line = NULL;
         size_t allocated = 0;
+        int r = 0;
+        FILE *f_in;
 
-        if (!mountinfo) {
-                int r = hierarchy_well_known(ret);
-                if (r != 0)
-                        return r < 0 ? r : 0;
-        }
-
-        f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "re");
-        if (!f)
+        f_in = fopen(fn ? fn : "/proc/self/mountinfo", "re");
+        if (!f_in)
                 return negative_errno();
-
-        while (getline(&line, &allocated, f) > 0) {
+        while (r == 0 && getline(&line, &allocated, f_in) > 0) {
                 char *root, *mp, *fstype, *opts;
 
                 if (ag_mountinfo_parse_line(line, &root, &mp, &fstype, &opts) < 0)
                         continue;
-                if (strcmp(root, "/") != 0)
-                        continue;       /* a bind mount of a sub-cgroup: paths would not match */
-                if (strcmp(fstype, "cgroup2") == 0) {
-                        if (!is_cgroupfs(mp, 2))
-                                continue;
-                        int r = v2_root_has_cpu(mp);
-                        char **slot = r > 0 ? &v2_cpu : &v2_nocpu;
-                        if (!*slot && !(*slot = strdup(mp))) {
-                                fclose(f);
-                                return -ENOMEM;
-                        }
-                } else if (strcmp(fstype, "cgroup") == 0 && ag_has_token(opts, ",", "cpu") && is_cgroupfs(mp, 1)) {
-                        if (!v1_cpu && !(v1_cpu = strdup(mp))) {
-                                fclose(f);
-                                return -ENOMEM;
-                        }
-                        if (v1_cpuacct == AG_CPUACCT_UNKNOWN)
-                                v1_cpuacct = ag_has_token(opts, ",", "cpuacct") ? AG_CPUACCT_WITH_CPU
-                                                                                : AG_CPUACCT_APART;
-                }
+                r = f(userdata, root, mp, fstype, opts);
         }
-        fclose(f);
+        fclose(f_in);
+        return r;
+}
 
-        AgHierarchy *h = calloc(1, sizeof *h);
-        if (!h)
-                return -ENOMEM;
-        if (v2_cpu) {
-                *h = (AgHierarchy) { .version = 2, .mount = TAKE_PTR(v2_cpu), .has_cpu = true };
-        } else if (v1_cpu) {
-                *h = (AgHierarchy) { .version = 1, .mount = TAKE_PTR(v1_cpu), .has_cpu = true, .cpuacct = v1_cpuacct };
-        } else if (v2_nocpu) {
-                *h = (AgHierarchy) { .version = 2, .mount = TAKE_PTR(v2_nocpu), .has_cpu = false };
-        } else {
+/* What the mountinfo scan of ag_hierarchy_find has found so far. */
+typedef struct CpuMounts {
+        char *v2_cpu, *v1_cpu, *v2_nocpu;
+        AgCpuacctPlace v1_cpuacct;
+} CpuMounts;
+
+static int cpu_mount(void *userdata, const char *root, const char *mp, const char *fstype, const char *opts) {
+        CpuMounts *m = userdata;
+
+        if (strcmp(root, "/") != 0)
+                return 0;       /* a bind mount of a sub-cgroup: paths would not match */
+        if (strcmp(fstype, "cgroup2") == 0) {
+                if (!is_cgroupfs(mp, 2))
+                        return 0;
+                char **slot = v2_root_has_cpu(mp) > 0 ? &m->v2_cpu : &m->v2_nocpu;
+                if (!*slot && !(*slot = strdup(mp)))
+                        return -ENOMEM;
+        } else if (strcmp(fstype, "cgroup") == 0 && ag_has_token(opts, ",", "cpu") && is_cgroupfs(mp, 1)) {
+                if (!m->v1_cpu && !(m->v1_cpu = strdup(mp)))
+                        return -ENOMEM;
+                if (m->v1_cpuacct == AG_CPUACCT_UNKNOWN)
+                        m->v1_cpuacct = ag_has_token(opts, ",", "cpuacct") ? AG_CPUACCT_WITH_CPU : AG_CPUACCT_APART;
+        }
+        return 0;
+}
+
+int ag_hierarchy_find(const char *mountinfo, AgHierarchy **ret) {
+        CpuMounts m = {};
+        AgHierarchy *h = NULL;
+        int r;
+
+        if (!mountinfo) {
+                r = hierarchy_well_known(ret);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+
+        r = mountinfo_foreach(mountinfo, cpu_mount, &m);
+        if (r >= 0 && !(h = calloc(1, sizeof *h)))
+                r = -ENOMEM;
+        if (r >= 0) {
+                if (m.v2_cpu)
+                        *h = (AgHierarchy) { .version = 2, .mount = TAKE_PTR(m.v2_cpu), .has_cpu = true };
+                else if (m.v1_cpu)
+                        *h = (AgHierarchy) {
+                                .version = 1, .mount = TAKE_PTR(m.v1_cpu), .has_cpu = true, .cpuacct = m.v1_cpuacct,
+                        };
+                else if (m.v2_nocpu)
+                        *h = (AgHierarchy) { .version = 2, .mount = TAKE_PTR(m.v2_nocpu), .has_cpu = false };
+                else
+                        r = -ENOENT;
+        }
+        free(m.v2_cpu);
+        free(m.v1_cpu);
+        free(m.v2_nocpu);
+        if (r < 0) {
                 free(h);
-                return -ENOENT;
+                return r;
         }
         *ret = h;
+        return 0;
+}
+
+/* Is path the root of a v1 hierarchy with cpuacct and without cpu? */
+static bool is_cpuacct_only(const char *path) {
+        _cleanup_close_ int fd = -1;
+        struct statfs sfs;
+
+        fd = open(path, DIR_FLAGS);
+        if (fd < 0 || fstatfs(fd, &sfs) < 0 || (unsigned long) sfs.f_type != (unsigned long) CGROUP_SUPER_MAGIC)
+                return false;
+        return faccessat(fd, "cpuacct.usage", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+               faccessat(fd, "cpu.shares", F_OK, AT_SYMLINK_NOFOLLOW) < 0;
+}
+
+static int cpuacct_mount(void *userdata, const char *root, const char *mp, const char *fstype, const char *opts) {
+        char **ret_mount = userdata;
+
+        if (strcmp(root, "/") != 0 || strcmp(fstype, "cgroup") != 0 || !ag_has_token(opts, ",", "cpuacct") ||
+            ag_has_token(opts, ",", "cpu") || !is_cpuacct_only(mp))
+                return 0;
+        *ret_mount = strdup(mp);
+        return *ret_mount ? 1 : -ENOMEM;
+}
+
+int ag_cpuacct_mount_find(char **ret_mount) {
+        char *m = NULL;
+        int r;
+
+        /* The usual place first: no mountinfo to read at every login. */
+        if (is_cpuacct_only(AG_CPUACCT_MOUNT)) {
+                m = strdup(AG_CPUACCT_MOUNT);
+                if (!m)
+                        return -ENOMEM;
+        } else {
+                r = mountinfo_foreach(NULL, cpuacct_mount, &m);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return -ENOENT;
+        }
+        *ret_mount = m;
         return 0;
 }
 
@@ -304,6 +379,21 @@ int ag_hierarchy_open_v2(const AgHierarchy *h, int *ret_fd) {
         return ag_hierarchy_open(h, ret_fd);
 }
 
+int ag_hierarchy_open_path(const AgHierarchy *h, const char *path, int *ret_fd) {
+        _cleanup_close_ int mfd = -1;
+        int r;
+
+        r = ag_hierarchy_open(h, &mfd);
+        if (r < 0)
+                return r;
+        return ag_cg_open_path(mfd, path, ret_fd);
+}
+
+bool ag_cg_path_is_below(const char *path, const char *prefix) {
+        size_t n = strlen(prefix);
+        return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
 static bool name_is_component(const char *name) {
         return name && *name && !strchr(name, '/') && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 &&
                strlen(name) < NAME_MAX;
@@ -319,6 +409,23 @@ int ag_cg_open(int dirfd, const char *name, int *ret_fd) {
                 return negative_errno();
         *ret_fd = fd;
         return 0;
+}
+
+int ag_cg_open_if_exists(int dirfd, const char *name, int *ret_fd) {
+        int r = ag_cg_open(dirfd, name, ret_fd);
+        if (r == -ENOENT)
+                return 0;
+        return r < 0 ? r : 1;
+}
+
+int ag_cg_rmdir_or_open(int dirfd, const char *name, int *ret_fd) {
+        if (!name_is_component(name))
+                return -EINVAL;
+        if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0)
+                return 1;
+        if (errno == ENOENT)
+                return -ENOENT;
+        return ag_cg_open(dirfd, name, ret_fd);
 }
 
 int ag_cg_mkdir_open(int dirfd, const char *name, bool *ret_created, int *ret_fd) {
@@ -341,6 +448,20 @@ int ag_cg_mkdir_open(int dirfd, const char *name, bool *ret_created, int *ret_fd
                         *ret_created = created;
         }
         return r;
+}
+
+int ag_cg_mkdir_open_0755(int dirfd, const char *name, bool *ret_created, int *ret_fd) {
+        bool created = false;
+        int r;
+
+        r = ag_cg_mkdir_open(dirfd, name, &created, ret_fd);
+        if (r < 0)
+                return r;
+        if (created)
+                (void) fchmod(*ret_fd, 0755);
+        if (ret_created)
+                *ret_created = created;
+        return 0;
 }
 
 int ag_cg_open_path(int rootfd, const char *path, int *ret_fd) {
@@ -389,17 +510,26 @@ int ag_cg_delegate(const AgHierarchy *h, int cgfd, uid_t uid, gid_t gid) {
 }
 
 int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd) {
-        char buf[512];
         int r;
 
         if (h->version != 2)
                 return 0;
-        r = ag_read_small_file(cgfd, "cgroup.subtree_control", buf, sizeof buf);
-        if (r < 0)
-                return r;
-        if (ag_has_token(buf, " ", "cpu"))
-                return 0;
+        r = ag_cg_lists_cpu(cgfd, "cgroup.subtree_control");
+        if (r != 0)
+                return r < 0 ? r : 0;
         return ag_write_file(cgfd, "cgroup.subtree_control", "+cpu");
+}
+
+/* The next child group of a readdir stream: directories only (cgroupfs
+ * fills d_type; a link or a file is never descended), "." and ".." skipped.
+ * NULL at the end. */
+static struct dirent *next_child(DIR *d) {
+        struct dirent *de;
+
+        while ((de = readdir(d)))
+                if (de->d_type == DT_DIR && strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        return de;
+        return NULL;
 }
 
 /* Writes value unless the file already holds it. Writes to the cpu
@@ -504,7 +634,7 @@ static int clamp_below(int cgfd, int64_t limit, unsigned *budget) {
                 int fd;
 
                 errno = 0;
-                de = readdir(d);
+                de = next_child(d);
                 if (!de) {
                         if (depth == 0)
                                 break;
@@ -527,8 +657,6 @@ static int clamp_below(int cgfd, int64_t limit, unsigned *budget) {
                         seekdir(d, pos[--depth]);
                         continue;
                 }
-                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
                 if (*budget == 0) {
                         truncated = true;
                         break;
@@ -815,12 +943,19 @@ static int remove_below(int fd, unsigned depth, unsigned *budget, unsigned *remo
         if (r < 0)
                 return r;
         /* no further than the budget: a user may have made any number of groups */
-        while ((!budget || *budget > 0) && (de = readdir(d))) {
-                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;       /* cgroupfs fills d_type; a link or a file is never descended */
+        while ((!budget || *budget > 0) && (de = next_child(d)))
                 (void) ag_cg_remove_empty(fd, de->d_name, depth - 1, budget, removed);
-        }
         closedir(d);
+        return 0;
+}
+
+/* Takes one directory from *budget (NULL: no bound); -E2BIG when spent. */
+static int budget_take(unsigned *budget) {
+        if (!budget)
+                return 0;
+        if (*budget == 0)
+                return -E2BIG;
+        (*budget)--;
         return 0;
 }
 
@@ -829,28 +964,22 @@ int ag_cg_remove_empty(int dirfd, const char *name, unsigned max_depth, unsigned
         _cleanup_close_ int fd = -1;
         int r;
 
-        if (budget) {
-                if (*budget == 0)
-                        return -E2BIG;
-                (*budget)--;
-        }
-        if (!name_is_component(name))
-                return -EINVAL;
+        r = budget_take(budget);
+        if (r < 0)
+                return r;
         /* Most groups met here are empty leaves: one rmdir removes them. Only
          * when it fails (children, processes, anything else) is the group
          * opened and walked. */
-        if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0) {
-                if (ret_removed)
-                        (*ret_removed)++;
-                return 0;
-        }
-        if (errno == ENOENT)
-                return 0;
-        r = ag_cg_open(dirfd, name, &fd);
+        r = ag_cg_rmdir_or_open(dirfd, name, &fd);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
+        if (r > 0) {
+                if (ret_removed)
+                        (*ret_removed)++;
+                return 0;
+        }
         r = remove_below(fd, max_depth, budget, ret_removed);
         if (r < 0)
                 return r;
@@ -873,11 +1002,9 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         DIR *d;
         int r;
 
-        if (budget) {
-                if (*budget == 0)
-                        return -E2BIG;
-                (*budget)--;
-        }
+        r = budget_take(budget);
+        if (r < 0)
+                return r;
         r = ag_cg_open(dirfd, name, &fd);
         if (r < 0)
                 return r;
@@ -891,9 +1018,7 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         if (r < 0)
                 return r;
         r = 0;
-        while (r == 0 && (de = readdir(d))) {
-                if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                        continue;
+        while (r == 0 && (de = next_child(d))) {
                 if (max_depth == 0) {
                         r = 1;  /* a group deeper than we look: count it as in use */
                         break;

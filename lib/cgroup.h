@@ -47,6 +47,14 @@ int ag_hierarchy_open(const AgHierarchy *h, int *ret_fd);
  * -EOPNOTSUPP on a v1 hierarchy. */
 int ag_hierarchy_open_v2(const AgHierarchy *h, int *ret_fd);
 
+/* Opens the group at path ("/a/b/c") in the hierarchy (ag_cg_open_path). */
+int ag_hierarchy_open_path(const AgHierarchy *h, const char *path, int *ret_fd);
+
+/* Finds the root of a v1 hierarchy that has the cpuacct controller without
+ * cpu (cpuacct mounted on its own): /sys/fs/cgroup/cpuacct when it is one,
+ * else from /proc/self/mountinfo. -ENOENT when there is none. */
+int ag_cpuacct_mount_find(char **ret_mount);
+
 /* Splits one mountinfo line. Pointers go into line, which is modified;
  * octal escapes in the mount point are decoded. */
 int ag_mountinfo_parse_line(char *line, char **ret_root, char **ret_mountpoint,
@@ -54,9 +62,22 @@ int ag_mountinfo_parse_line(char *line, char **ret_root, char **ret_mountpoint,
 
 /* Opens name below dirfd as a directory, never following a symlink. */
 int ag_cg_open(int dirfd, const char *name, int *ret_fd);
+/* The same where a missing group is no error: 1 when opened, 0 when name
+ * does not exist (*ret_fd untouched), or -errno. */
+int ag_cg_open_if_exists(int dirfd, const char *name, int *ret_fd);
+/* Removes dirfd/name with one rmdir when it is a group without processes
+ * or children, else opens it: 1 when removed, 0 when it stays (*ret_fd is
+ * its fd), -ENOENT when it does not exist, or another -errno. */
+int ag_cg_rmdir_or_open(int dirfd, const char *name, int *ret_fd);
+
+/* Is the cgroup path at prefix or below it ("/a/b" is below "/a", "/ab" is not)? */
+bool ag_cg_path_is_below(const char *path, const char *prefix);
 
 /* mkdirat + open; EEXIST counts as success. *ret_created tells which. */
 int ag_cg_mkdir_open(int dirfd, const char *name, bool *ret_created, int *ret_fd);
+/* The same for a group of root's layout: one made now gets mode 0755,
+ * whatever the caller's umask. */
+int ag_cg_mkdir_open_0755(int dirfd, const char *name, bool *ret_created, int *ret_fd);
 
 /* Walks a cgroup path ("/a/b/c") below rootfd component by component. */
 int ag_cg_open_path(int rootfd, const char *path, int *ret_fd);
@@ -68,6 +89,10 @@ int ag_cg_attach(int cgfd, pid_t pid);
  * directory, cgroup.procs, and on v2 cgroup.threads and cgroup.subtree_control,
  * on v1 tasks. Never any cpu.* file. */
 int ag_cg_delegate(const AgHierarchy *h, int cgfd, uid_t uid, gid_t gid);
+
+/* Does the controller list file (v2 "cgroup.controllers" or
+ * "cgroup.subtree_control") of the group list cpu? 1 yes, 0 no, or -errno. */
+int ag_cg_lists_cpu(int cgfd, const char *file);
 
 /* v2: makes sure "cpu" is in cgroup.subtree_control. A no-op on v1. */
 int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd);

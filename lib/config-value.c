@@ -11,6 +11,7 @@
 
 #include "conf.h"
 #include "config-internal.h"
+#include "util.h"
 
 #define STRINGIFY_IMPL(x) #x
 #define STRINGIFY(x) STRINGIFY_IMPL(x)
@@ -60,17 +61,9 @@ static const char *const domain_kind_table[_AG_DOMAIN_KIND_MAX] = {
         [AG_DOMAIN_POOL]  = "pool",
 };
 
-const char *ag_item_to_string(AgItem item) {
-        if ((unsigned) item >= _AG_ITEM_MAX)
-                return NULL;
-        return item_table[item];
-}
+AG_DEFINE_STRING_TABLE_TO_STRING(ag_item_to_string, AgItem, item_table)
 
-const char *ag_domain_kind_to_string(AgDomainKind kind) {
-        if ((unsigned) kind >= _AG_DOMAIN_KIND_MAX)
-                return NULL;
-        return domain_kind_table[kind];
-}
+AG_DEFINE_STRING_TABLE_TO_STRING(ag_domain_kind_to_string, AgDomainKind, domain_kind_table)
 
 static bool field_eq(const Field *f, const char *s) {
         size_t n = strlen(s);
@@ -87,11 +80,7 @@ static int latency_from_field(const Field *f, AgLatency *ret) {
         return -EINVAL;
 }
 
-const char *ag_latency_to_string(AgLatency l) {
-        if ((unsigned) l >= _AG_LATENCY_MAX)
-                return NULL;
-        return latency_table[l];
-}
+AG_DEFINE_STRING_TABLE_TO_STRING(ag_latency_to_string, AgLatency, latency_table)
 
 int ag_latency_from_string(const char *s, AgLatency *ret) {
         Field f = { s, s ? strlen(s) : 0 };

@@ -25,18 +25,6 @@ static bool is_system_root(int fd) {
         return faccessat(fd, "cgroup.type", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
 }
 
-/* Is "cpu" in the controller list file (cgroup.controllers: offered to
- * the group; cgroup.subtree_control: enabled below it)? */
-static int cpu_listed(int fd, const char *file) {
-        char buf[512];
-        int r;
-
-        r = ag_read_small_file(fd, file, buf, sizeof buf);
-        if (r < 0)
-                return r;
-        return ag_has_token(buf, " ", "cpu");
-}
-
 int ag_container_root_blocked(const AgHierarchy *h) {
         _cleanup_close_ int fd = -1;
         int r;
@@ -73,12 +61,12 @@ int ag_container_init(const AgHierarchy *h, const char *leaf, unsigned *ret_move
         r = ag_hierarchy_open_v2(h, &fd);
         if (r < 0)
                 return r;
-        r = cpu_listed(fd, "cgroup.controllers");
+        r = ag_cg_lists_cpu(fd, "cgroup.controllers");
         if (r < 0)
                 return r;
         if (r == 0)
                 return -EOPNOTSUPP;
-        r = cpu_listed(fd, "cgroup.subtree_control");
+        r = ag_cg_lists_cpu(fd, "cgroup.subtree_control");
         if (r < 0)
                 return r;
         enabled = r > 0;

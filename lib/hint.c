@@ -11,14 +11,8 @@
 #include <sys/stat.h>
 
 #include "hint.h"
-#include "pool.h"
-#include "session.h"
+#include "place.h"
 #include "util.h"
-
-static bool path_is_at_or_below(const char *path, const char *prefix) {
-        size_t n = strlen(prefix);
-        return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
-}
 
 static int owned_by_root(int fd) {
         struct stat st;
@@ -73,7 +67,7 @@ int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t u
         r = ag_cg_pid_path(h, pid, &current);
         if (r < 0)
                 return r;
-        if (!path_is_at_or_below(current, hint))
+        if (!ag_cg_path_is_below(current, hint))
                 return -ESRCH;
 
         /* <root>, pool-<name> and user-<uid> are the module's: root-owned directories. */
@@ -95,52 +89,4 @@ int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t u
 
         strcpy(ret_root, c[0]);
         return 0;
-}
-
-int ag_session_of_path(const char *path, const char *root, uid_t *ret_uid, const char **ret_session,
-                       size_t *ret_session_len) {
-        size_t n = strlen(root);
-        const char *p, *e;
-        char comp[AG_ROOT_NAME_MAX + 16];
-        uid_t uid;
-
-        if (!path || path[0] != '/' || strncmp(path + 1, root, n) != 0 || path[n + 1] != '/')
-                return -ENOENT;
-        p = path + n + 2;
-        for (unsigned i = 0; i < 2; i++) {
-                const char *pool = NULL;
-
-                e = strchrnul(p, '/');
-                if ((size_t) (e - p) >= sizeof comp)
-                        return -ENOENT;
-                memcpy(comp, p, (size_t) (e - p));
-                comp[e - p] = 0;
-                if (ag_user_group_parse(comp, &uid) >= 0)
-                        break;
-                if (i > 0 || *e != '/' || ag_pool_group_parse(comp, &pool) < 0)
-                        return -ENOENT;
-                p = e + 1;
-        }
-        if (*e != '/' || !e[1] || e[1] == '/')
-                return -ENOENT;
-        p = e + 1;
-        e = strchrnul(p, '/');
-        *ret_uid = uid;
-        if (ret_session) {
-                *ret_session = p;
-                *ret_session_len = (size_t) (e - p);
-        }
-        return 0;
-}
-
-bool ag_session_name_matches_audit(const char *name, size_t len, unsigned long audit_session) {
-        char want[32];
-        int n;
-
-        if (audit_session == AG_AUDIT_SESSION_UNSET)
-                return true;
-        n = snprintf(want, sizeof want, "s%lu", audit_session);
-        if (n <= 0 || len < (size_t) n || strncmp(name, want, (size_t) n) != 0)
-                return false;
-        return len == (size_t) n || name[n] == '-';
 }

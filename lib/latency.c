@@ -36,11 +36,7 @@ static const char *const result_table[_AG_LATENCY_RESULT_MAX] = {
         [AG_LATENCY_NOT_FAIR] = "a real-time, deadline or SCHED_IDLE task: left alone",
 };
 
-const char *ag_latency_result_to_string(AgLatencyResult r) {
-        if ((unsigned) r >= _AG_LATENCY_RESULT_MAX)
-                return NULL;
-        return result_table[r];
-}
+AG_DEFINE_STRING_TABLE_TO_STRING(ag_latency_result_to_string, AgLatencyResult, result_table)
 
 int ag_latency_policy(AgLatency l) {
         return l == AG_LATENCY_BATCH ? SCHED_BATCH : SCHED_OTHER;
@@ -224,13 +220,10 @@ int ag_latency_apply_process(pid_t pid, AgLatency l, AgLatencyResult *ret_result
 }
 
 int ag_kernel_has_cpu_idle(const AgHierarchy *h, const char *path) {
-        _cleanup_close_ int mfd = -1, fd = -1;
+        _cleanup_close_ int fd = -1;
         int r;
 
-        r = ag_hierarchy_open(h, &mfd);
-        if (r < 0)
-                return r;
-        r = ag_cg_open_path(mfd, path, &fd);
+        r = ag_hierarchy_open_path(h, path, &fd);
         if (r < 0)
                 return r;
         if (faccessat(fd, "cpu.idle", F_OK, AT_SYMLINK_NOFOLLOW) == 0)

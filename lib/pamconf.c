@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 
 #include "pamconf.h"
-#include "session.h"
+#include "place.h"
 #include "util.h"
 
 #define MAX_WORDS 64

@@ -3,7 +3,9 @@
 #define _GNU_SOURCE
 #endif
 
-/* Pools: the pool-<name> level between <root> and user-<uid>. */
+/* Sweeps, place by place: a user's emptied sessions and user group in one
+ * place, the places a user left (with their cpuacct mirrors), pool
+ * directories once empty, and gc of everything below <root>. See pool.h. */
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -12,121 +14,102 @@
 #include <sys/stat.h>
 
 #include "acct.h"
+#include "place.h"
 #include "pool.h"
 #include "util.h"
 
-int ag_pool_group_name(const char *pool, char *buf, size_t size) {
-        int n;
+/* Tells removed of the group at "/<place>[/<name>[/<sub>]]" (name, sub may be NULL). */
+static void report(ag_removed_fn removed, void *userdata, const char *place, const char *name, const char *sub) {
+        char path[512];
 
-        if (!pool || !ag_pool_name_valid(pool, strlen(pool)))
-                return -EINVAL;
-        n = snprintf(buf, size, AG_POOL_PREFIX "%s", pool);
-        if (n < 0 || (size_t) n >= size)
-                return -ENOBUFS;
-        return 0;
+        if (!removed)
+                return;
+        snprintf(path, sizeof path, "/%s%s%s%s%s", place, name ? "/" : "", name ? name : "", sub ? "/" : "",
+                 sub ? sub : "");
+        removed(userdata, path);
 }
 
-int ag_pool_group_parse(const char *dirname, const char **ret_pool) {
-        size_t n = strlen(AG_POOL_PREFIX);
+int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
+                  ag_removed_fn removed, void *userdata) {
+        _cleanup_close_ int ufd = -1;
+        char ugroup[64];
+        unsigned count = 0, dirs = 0;
+        DIR *d;
+        struct dirent *de;
+        int r;
 
-        if (strncmp(dirname, AG_POOL_PREFIX, n) != 0 || !ag_pool_name_valid(dirname + n, strlen(dirname + n)))
-                return -EINVAL;
-        *ret_pool = dirname + n;
-        return 0;
-}
-
-int ag_pool_place(const char *root, const char *pool, char *buf, size_t size) {
-        int n;
-
-        if (pool && *pool) {
-                if (!ag_pool_name_valid(pool, strlen(pool)))
-                        return -EINVAL;
-                n = snprintf(buf, size, "%s/" AG_POOL_PREFIX "%s", root, pool);
-        } else
-                n = snprintf(buf, size, "%s", root);
-        if (n < 0 || (size_t) n >= size)
-                return -ENOBUFS;
-        return 0;
-}
-
-int ag_pool_parent_find(int rfd, const char *pool, int *ret_fd) {
-        char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
-        int fd, r;
-
-        if (!pool || !*pool) {
-                fd = fcntl(rfd, F_DUPFD_CLOEXEC, 3);
-                if (fd < 0)
-                        return negative_errno();
-                *ret_fd = fd;
-                return 0;
-        }
-        r = ag_pool_group_name(pool, name, sizeof name);
+        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
         if (r < 0)
                 return r;
-        return ag_cg_open(rfd, name, ret_fd);
+        /* A user group without sessions goes with one rmdir (what the end of
+         * the sweep would do), and then there is nothing left to sweep. */
+        r = remove_user_group ? ag_cg_rmdir_or_open(rootfd, ugroup, &ufd) : ag_cg_open(rootfd, ugroup, &ufd);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                report(removed, userdata, root, ugroup, NULL);
+                return 1;
+        }
+
+        /* No session below the user group: nothing to read. */
+        if (ag_cg_no_children(ufd))
+                goto sessions_done;
+        r = ag_opendir_dup(ufd, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                unsigned budget = max_dirs, n = 0;
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                if (++dirs > 65536)
+                        break;          /* a user cannot create these; a bound all the same */
+                /* A live session keeps its empty leaves: only a session that is
+                 * empty as a whole goes, so a user's fresh leaf is never pulled
+                 * away between its mkdir and the move into it. */
+                if (ag_cg_subtree_populated(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget) != 0)
+                        continue;
+                budget = max_dirs;
+                if (ag_cg_remove_empty(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget, &n) == 0 && n > 0) {
+                        count++;
+                        report(removed, userdata, root, ugroup, de->d_name);
+                }
+        }
+        closedir(d);
+
+sessions_done:
+        if (remove_user_group) {
+                ufd = safe_close(ufd);
+                if (unlinkat(rootfd, ugroup, AT_REMOVEDIR) == 0) {
+                        count++;
+                        report(removed, userdata, root, ugroup, NULL);
+                }
+        }
+        return (int) count;
 }
 
-int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const AgPolicy *limits, int *ret_fd,
-                        const char **ret_what, int *ret_policy_error) {
-        _cleanup_close_ int fd = -1;
-        char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
-        const char *what = NULL;
-        bool created = false;
-        int r, policy_error = 0;
+int ag_user_sweep_at(int mfd, const char *root, uid_t uid, ag_removed_fn removed, void *userdata) {
+        _cleanup_close_ int rfd = -1;
+        int r;
 
-        if (!pool || !*pool) {
-                if (ret_policy_error)
-                        *ret_policy_error = 0;
-                r = ag_pool_parent_find(rfd, NULL, ret_fd);
-                if (r < 0 && ret_what)
-                        *ret_what = "open the root group";
+        r = ag_cg_open_if_exists(mfd, root, &rfd);
+        if (r <= 0)
                 return r;
-        }
+        return ag_user_sweep(rfd, root, uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
+}
 
-        r = ag_pool_group_name(pool, name, sizeof name);
-        if (r < 0) {
-                what = "name the pool group";
-                goto fail;
-        }
-        r = ag_cg_mkdir_open(rfd, name, &created, &fd);
-        if (r < 0) {
-                what = "create the pool group";
-                goto fail;
-        }
-        if (created)
-                (void) fchmod(fd, 0755);
-        if (h->has_cpu) {
-                AgCgValues v;
-                AgPolicy defaults;
-
-                if (!limits) {
-                        ag_policy_init(&defaults);
-                        limits = &defaults;
-                }
-                /* ag_cg_apply writes only what differs, as for user groups */
-                ag_policy_to_values(limits, h->version, &v);
-                r = ag_cg_apply(h, fd, &v, NULL);
-                if (r == -ENOENT || r == -ENODEV) {
-                        what = "set the pool group's cpu policy";
-                        goto fail;
-                }
-                /* The members' logins are grouped all the same. */
-                policy_error = r < 0 ? r : 0;
-                r = ag_cg_enable_cpu(h, fd);
-                if (r < 0) {
-                        what = "enable cpu in the pool group";
-                        goto fail;
-                }
-        }
-        *ret_fd = take_fd(&fd);
-        if (ret_policy_error)
-                *ret_policy_error = policy_error;
-        return 0;
-
-fail:
-        if (ret_what)
-                *ret_what = what;
-        return r;
+/* Removes the pool directory dirname ("pool-<name>", the place "<place>")
+ * below rfd when it is empty: 1 when removed, else 0. rmdir on cgroupfs
+ * removes only a group without children: a pool other users still live in
+ * stays. */
+static int remove_pool_if_empty(int rfd, const char *dirname, const char *place, ag_removed_fn removed,
+                                void *userdata) {
+        if (unlinkat(rfd, dirname, AT_REMOVEDIR) < 0)
+                return 0;
+        report(removed, userdata, place, NULL, NULL);
+        return 1;
 }
 
 int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, bool remove_user_group,
@@ -141,38 +124,30 @@ int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, 
         r = ag_pool_group_name(pool, name, sizeof name);
         if (r >= 0)
                 r = ag_pool_place(root, pool, place, sizeof place);
-        if (r < 0)
-                return r;
-        r = ag_cg_open(rfd, name, &pfd);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
+        if (r >= 0)
+                r = ag_cg_open_if_exists(rfd, name, &pfd);
+        if (r <= 0)
                 return r;
         n = ag_user_sweep(pfd, place, uid, remove_user_group, max_dirs, removed, userdata);
         if (n < 0)
                 return n;
         pfd = safe_close(pfd);
         /* Only when this sweep removed something (the user group at least):
-         * most logins then cost no rmdir for the pools they are not in.
-         * rmdir on cgroupfs removes only a group without children: a pool
-         * other users still live in stays. */
-        if (remove_user_group && n > 0 && unlinkat(rfd, name, AT_REMOVEDIR) == 0) {
-                n++;
-                if (removed) {
-                        char path[AG_PLACE_MAX + 1];
-                        snprintf(path, sizeof path, "/%s", place);
-                        removed(userdata, path);
-                }
-        }
+         * most logins then cost no rmdir for the pools they are not in. */
+        if (remove_user_group && n > 0)
+                n += remove_pool_if_empty(rfd, name, place, removed, userdata);
         return n;
+}
+
+/* The pool a rule names (a pool item or a pool:NAME line), or NULL. */
+static const char *rule_pool(const AgRule *rule) {
+        return rule->kind == AG_DOMAIN_POOL ? rule->name : rule->item == AG_ITEM_POOL ? rule->str : NULL;
 }
 
 /* Was pool named by an earlier rule than index i? Keeps one visit per pool. */
 static bool seen_before(const AgConfig *config, size_t i, const char *pool) {
         for (size_t j = 0; j < i; j++) {
-                const AgRule *rule = &config->rules[j];
-                const char *name = rule->kind == AG_DOMAIN_POOL ? rule->name
-                                   : rule->item == AG_ITEM_POOL ? rule->str : NULL;
+                const char *name = rule_pool(&config->rules[j]);
                 if (name && strcmp(name, pool) == 0)
                         return true;
         }
@@ -188,7 +163,7 @@ typedef struct MirrorSweep {
         bool tried;
 } MirrorSweep;
 
-static void mirror_sweep_place(MirrorSweep *m, const char *place_dir, uid_t uid) {
+static void mirror_sweep_place(MirrorSweep *m, const char *pool, uid_t uid) {
         if (!m->h)
                 return;
         if (!m->tried) {
@@ -197,7 +172,7 @@ static void mirror_sweep_place(MirrorSweep *m, const char *place_dir, uid_t uid)
                         m->fd = -1;
         }
         if (m->fd >= 0)
-                (void) ag_acct_sweep_place(m->fd, place_dir, uid);
+                (void) ag_acct_sweep_place(m->fd, pool, uid);
 }
 
 int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, uid_t uid, const char *current,
@@ -214,10 +189,7 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
                 mirror_sweep_place(&m, NULL, uid);
         }
         for (size_t i = 0; config && i < config->n_rules; i++) {
-                const AgRule *rule = &config->rules[i];
-                const char *pool = rule->kind == AG_DOMAIN_POOL ? rule->name
-                                   : rule->item == AG_ITEM_POOL ? rule->str : NULL;
-                char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
+                const char *pool = rule_pool(&config->rules[i]);
 
                 if (!pool || (in_pool && strcmp(pool, current) == 0) || seen_before(config, i, pool))
                         continue;
@@ -226,52 +198,78 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
                         total += r;
                 /* Its mirrors too, whatever the cpu side found: v1 hierarchies
                  * are independent, so a mirror may outlive its session. */
-                if (ag_pool_group_name(pool, name, sizeof name) >= 0)
-                        mirror_sweep_place(&m, name, uid);
+                mirror_sweep_place(&m, pool, uid);
         }
         m.fd = safe_close(m.fd);
         return total;
 }
 
-int ag_pool_gc(int rfd, const char *root, const char *dirname, ag_removed_fn removed, void *userdata) {
+static int gc_pool(int rfd, const char *root, const char *dirname, ag_removed_fn removed, void *userdata);
+
+/* gc of the place dirname below parent_fd ("<place>" below the hierarchy):
+ * every user group in it, with the gc budget, and when pools (the place is
+ * <root>) every pool directory in it (gc_pool). Returns the number removed,
+ * -ENOENT when the place does not exist, or another -errno. */
+static int gc_place(int parent_fd, const char *dirname, const char *place, bool pools, ag_removed_fn removed,
+                    void *userdata) {
         _cleanup_close_ int pfd = -1;
-        char place[AG_PLACE_MAX];
-        const char *pool;
         struct dirent *de;
         int r, total = 0;
         DIR *d;
 
-        r = ag_pool_group_parse(dirname, &pool);
-        if (r >= 0)
-                r = ag_pool_place(root, pool, place, sizeof place);
-        if (r < 0)
-                return r;
-        r = ag_cg_open(rfd, dirname, &pfd);
-        if (r == -ENOENT)
-                return 0;
+        r = ag_cg_open(parent_fd, dirname, &pfd);
         if (r < 0)
                 return r;
         r = ag_opendir_dup(pfd, &d);
         if (r < 0)
                 return r;
         while ((de = readdir(d))) {
+                const char *pool;
                 uid_t uid;
 
-                if (de->d_type != DT_DIR || ag_user_group_parse(de->d_name, &uid) < 0)
+                if (de->d_type != DT_DIR)
                         continue;
-                r = ag_user_sweep(pfd, place, uid, true, AG_GC_MAX_DIRS, removed, userdata);
+                if (pools && ag_pool_group_parse(de->d_name, &pool) >= 0)
+                        r = gc_pool(pfd, place, de->d_name, removed, userdata);
+                else if (ag_user_group_parse(de->d_name, &uid) >= 0)
+                        r = ag_user_sweep(pfd, place, uid, true, AG_GC_MAX_DIRS, removed, userdata);
+                else
+                        continue;
                 if (r > 0)
                         total += r;
         }
         closedir(d);
-        pfd = safe_close(pfd);
-        if (unlinkat(rfd, dirname, AT_REMOVEDIR) == 0) {
-                total++;
-                if (removed) {
-                        char path[AG_PLACE_MAX + 1];
-                        snprintf(path, sizeof path, "/%s", place);
-                        removed(userdata, path);
-                }
-        }
         return total;
+}
+
+/* gc: every user group in <root>/<dirname> (a pool directory), with the gc
+ * budget, then the pool directory once empty. */
+static int gc_pool(int rfd, const char *root, const char *dirname, ag_removed_fn removed, void *userdata) {
+        char place[AG_PLACE_MAX];
+        const char *pool;
+        int r;
+
+        r = ag_pool_group_parse(dirname, &pool);
+        if (r >= 0)
+                r = ag_pool_place(root, pool, place, sizeof place);
+        if (r >= 0)
+                r = gc_place(rfd, dirname, place, false, removed, userdata);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        return r + remove_pool_if_empty(rfd, dirname, place, removed, userdata);
+}
+
+int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *userdata) {
+        _cleanup_close_ int mfd = -1;
+        int r;
+
+        r = ag_hierarchy_open(h, &mfd);
+        if (r < 0)
+                return r;
+        r = gc_place(mfd, root, root, true, removed, userdata);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        /* v1 with a separate cpuacct hierarchy: the emptied mirrors too (acct.c). */
+        (void) ag_acct_gc(h, root);
+        return r;
 }

@@ -1,49 +1,34 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Pools: a level above the user groups.
+/* Sweeps: the removal of what sessions left behind, place by place (the
+ * places, <root> and <root>/pool-<name>: place.h).
  *
- *   <hierarchy>/<root>/pool-<name>/user-<uid>/<session>/login
- *   <hierarchy>/<root>/user-<uid>/<session>/login        (a user in no pool)
- *
- * pool-<name> belongs to root like user-<uid>, carries the pool's weight, cap
- * and idle flag (pool:NAME lines), is made on demand (EEXIST is success) and
- * removed once empty. A "place" is where a user's group lives: <root> itself
- * or one pool directory. */
+ * pool-<name> belongs to root like user-<uid> and carries the pool's weight,
+ * cap and idle flag (pool:NAME lines). It is made on demand at open
+ * (ag_pool_parent_open) and removed here once empty. A session that still
+ * holds processes stays; the next open or close of that user, or gc, removes
+ * it once it is empty. The cost of a sweep at open or close is bounded by
+ * that user's own groups, never by the number of other users. */
 
 #include <stdbool.h>
 #include <sys/types.h>
 
 #include "cgroup.h"
 #include "conf.h"
-#include "policy.h"
-#include "session.h"
+#include "place.h"
 
-#define AG_POOL_PREFIX "pool-"
-/* "<root>/pool-<name>", the place's path below the hierarchy without the leading '/' */
-#define AG_PLACE_MAX (AG_ROOT_NAME_MAX + 1 + sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1)
+/* Removes the empty sessions of one user in the place rootfd (whose path
+ * below the hierarchy is root, for the removed callback) and, if
+ * remove_user_group, the user group once empty, visiting at most max_dirs
+ * directories per session (a session with more is left). Cost is bounded by
+ * that user's own groups. Returns the number of groups removed or -errno. */
+int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
+                  ag_removed_fn removed, void *userdata);
 
-/* "pool-<name>"; -EINVAL for an invalid pool name. */
-int ag_pool_group_name(const char *pool, char *buf, size_t size);
-/* Parses "pool-<name>" with a valid name; *ret_pool points into dirname. */
-int ag_pool_group_parse(const char *dirname, const char **ret_pool);
-/* "<root>" or "<root>/pool-<name>" (pool NULL or "": no pool). */
-int ag_pool_place(const char *root, const char *pool, char *buf, size_t size);
-
-/* Opens the directory that holds user-<uid> for a user in pool (NULL or "":
- * <root> itself, rfd duplicated). For a pool: creates pool-<name> below rfd
- * when missing (root's, mode 0755), writes the pool's limits where they
- * differ, enables cpu for its children (v2). On failure *ret_what names the
- * step. -ENOENT/-ENODEV when a concurrent sweep removed it: try again.
- * Limits the kernel refuses do not fail it: the pool keeps what it had
- * (never less capped, see ag_cg_apply) and *ret_policy_error (may be NULL)
- * gets the -errno; else it is set to 0. */
-int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const AgPolicy *limits, int *ret_fd,
-                        const char **ret_what, int *ret_policy_error);
-
-/* Opens an existing place's directory: rfd duplicated for no pool, else
- * <root>/pool-<name> (never created, no symlink followed). */
-int ag_pool_parent_find(int rfd, const char *pool, int *ret_fd);
+/* The same in <root> itself, given the hierarchy's root directory fd;
+ * removes the user group. */
+int ag_user_sweep_at(int hierarchy_fd, const char *root, uid_t uid, ag_removed_fn removed, void *userdata);
 
 /* Sweeps uid's groups in one place (see ag_user_sweep) and then, when
  * remove_user_group and the sweep removed something, removes the pool
@@ -62,6 +47,9 @@ int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, 
 int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, uid_t uid, const char *current,
                                const AgConfig *config, ag_removed_fn removed, void *userdata);
 
-/* gc: every user group in <root>/<dirname> (a pool directory), with the gc
- * budget, then the pool directory once empty. */
-int ag_pool_gc(int rfd, const char *root, const char *dirname, ag_removed_fn removed, void *userdata);
+/* Sweeps every place below root: every user group in <root> and in each pool
+ * directory, then each pool directory once empty, with the larger budget
+ * AG_GC_MAX_DIRS per session (gc is an administrator's command, not in the
+ * login path); on v1 with cpuacct mounted on its own, the emptied mirrors
+ * too (ag_acct_gc). Returns the number removed or -errno. */
+int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *userdata);

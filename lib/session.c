@@ -3,10 +3,10 @@
 #define _GNU_SOURCE
 #endif
 
-/* A login's groups, <root>[/pool-<name>]/user-<uid>/<session>: open, close,
- * and the sweeps of what earlier sessions left behind (gc). See session.h. */
+/* A login's groups, <root>[/pool-<name>]/user-<uid>/<session>: open, close
+ * and wait. Where they live is place.c's; the sweeps of what earlier
+ * sessions left behind are pool.c's. See session.h. */
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "acct.h"
-#include "session.h"
+#include "place.h"
 #include "pool.h"
+#include "session.h"
 #include "util.h"
 
 /* How often open starts over when a concurrent close or sweep removed the
@@ -36,55 +36,6 @@ AgSession *ag_session_free(AgSession *s) {
         free(s->pool);
         free(s);
         return NULL;
-}
-
-int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, char *buf, size_t size) {
-        int n;
-
-        if (audit_session != AG_AUDIT_SESSION_UNSET)
-                n = attempt == 0 ? snprintf(buf, size, "s%lu", audit_session)
-                                 : snprintf(buf, size, "s%lu-%u", audit_session, attempt);
-        else if (pid > 0)
-                n = attempt == 0 ? snprintf(buf, size, "p%" PRIiMAX, (intmax_t) pid)
-                                 : snprintf(buf, size, "p%" PRIiMAX "-%u", (intmax_t) pid, attempt);
-        else
-                return -EINVAL;
-        if (n < 0 || (size_t) n >= size)
-                return -ENOBUFS;
-        return 0;
-}
-
-int ag_user_group_name(uid_t uid, char *buf, size_t size) {
-        int n = snprintf(buf, size, AG_USER_PREFIX "%" PRIuMAX, (uintmax_t) uid);
-        if (n < 0 || (size_t) n >= size)
-                return -ENOBUFS;
-        return 0;
-}
-
-bool ag_root_name_valid(const char *s) {
-        if (!s || !*s || *s == '.' || strlen(s) > AG_ROOT_NAME_MAX)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-                      *s == '-' || *s == '_' || *s == '.'))
-                        return false;
-        return true;
-}
-
-int ag_user_group_parse(const char *name, uid_t *ret_uid) {
-        unsigned long v;
-        int r;
-
-        if (strncmp(name, AG_USER_PREFIX, strlen(AG_USER_PREFIX)) != 0)
-                return -EINVAL;
-        r = ag_safe_atoul(name + strlen(AG_USER_PREFIX), (uid_t) -2, &v);
-        if (r < 0)
-                return r;
-        /* "user-007" is not ours: only the canonical spelling is. */
-        if (name[strlen(AG_USER_PREFIX)] == '0' && v != 0)
-                return -EINVAL;
-        *ret_uid = (uid_t) v;
-        return 0;
 }
 
 unsigned long ag_audit_session_self(void) {
@@ -250,13 +201,11 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         created = false;
         r = ag_cg_open(mfd, root, &rfd);
         if (r == -ENOENT)
-                r = ag_cg_mkdir_open(mfd, root, &created, &rfd);
+                r = ag_cg_mkdir_open_0755(mfd, root, &created, &rfd);
         if (r < 0) {
                 what = "create the root group";
                 goto finish;
         }
-        if (created)
-                (void) fchmod(rfd, 0755);
         if (h->has_cpu) {
                 r = ag_cg_enable_cpu(h, rfd);
                 if (r < 0) {
@@ -282,15 +231,13 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                                 continue;
                         goto finish;
                 }
-                r = ag_cg_mkdir_open(pfd, ugroup, &created, &ufd);
+                r = ag_cg_mkdir_open_0755(pfd, ugroup, &created, &ufd);
                 if (r < 0) {
                         what = "create the user group";
                         if (retryable(r) && i < OPEN_RETRIES)
                                 continue;       /* an emptied pool swept meanwhile */
                         goto finish;
                 }
-                if (created)
-                        (void) fchmod(ufd, 0755);
                 /* pools: the user's groups in the places they left */
                 if (i == 0)
                         (void) ag_pool_sweep_other_places(h, rfd, root, p->uid, p->pool, p->config, p->removed,
@@ -379,11 +326,6 @@ finish:
         return r;
 }
 
-static bool path_is_below(const char *path, const char *prefix) {
-        size_t n = strlen(prefix);
-        return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
-}
-
 int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_removed_fn removed, void *userdata) {
         _cleanup_free_ char *current = NULL;
 
@@ -409,7 +351,8 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
          * path was too long to read) or gone, the process stays, and so
          * does the session, for a later sweep: never to the root cgroup,
          * out of every limit, unless it came from there. */
-        if (current && path_is_below(current, s->path) && s->origin && !path_is_below(s->origin, s->path)) {
+        if (current && ag_cg_path_is_below(current, s->path) && s->origin &&
+            !ag_cg_path_is_below(s->origin, s->path)) {
                 _cleanup_close_ int ofd = -1;
 
                 if (strcmp(s->origin, "/") == 0)
@@ -422,10 +365,8 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
          * concurrent sweep does to the others. */
         int result = 0;
         _cleanup_close_ int rfd = -1;
-        r = ag_cg_open(mfd, s->root, &rfd);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
+        r = ag_cg_open_if_exists(mfd, s->root, &rfd);
+        if (r <= 0)
                 return r;
         if (s->name) {
                 _cleanup_close_ int pfd = -1, ufd = -1;
@@ -503,132 +444,4 @@ int ag_session_wait_empty(const AgHierarchy *h, const AgSession *s, unsigned tim
                 if (step_us < AG_WAIT_STEP_MAX_US)
                         step_us = step_us * 2 > AG_WAIT_STEP_MAX_US ? AG_WAIT_STEP_MAX_US : step_us * 2;
         }
-}
-
-int ag_user_sweep_at(int mfd, const char *root, uid_t uid, ag_removed_fn removed, void *userdata) {
-        _cleanup_close_ int rfd = -1;
-        int r;
-
-        r = ag_cg_open(mfd, root, &rfd);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-        return ag_user_sweep(rfd, root, uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
-}
-
-int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
-                  ag_removed_fn removed, void *userdata) {
-        _cleanup_close_ int ufd = -1;
-        char ugroup[64], path[512];
-        unsigned count = 0, dirs = 0;
-        DIR *d;
-        struct dirent *de;
-        int r;
-
-        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
-        if (r < 0)
-                return r;
-        /* A user group without sessions goes with one rmdir (what the end of
-         * the sweep would do), and then there is nothing left to sweep. */
-        if (remove_user_group) {
-                if (unlinkat(rootfd, ugroup, AT_REMOVEDIR) == 0) {
-                        if (removed) {
-                                snprintf(path, sizeof path, "/%s/%s", root, ugroup);
-                                removed(userdata, path);
-                        }
-                        return 1;
-                }
-                if (errno == ENOENT)
-                        return 0;
-        }
-        r = ag_cg_open(rootfd, ugroup, &ufd);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-
-        /* No session below the user group: nothing to read. */
-        if (ag_cg_no_children(ufd))
-                goto sessions_done;
-        r = ag_opendir_dup(ufd, &d);
-        if (r < 0)
-                return r;
-        while ((de = readdir(d))) {
-                unsigned budget = max_dirs, n = 0;
-
-                if (de->d_type != DT_DIR || de->d_name[0] == '.')
-                        continue;
-                if (++dirs > 65536)
-                        break;          /* a user cannot create these; a bound all the same */
-                /* A live session keeps its empty leaves: only a session that is
-                 * empty as a whole goes, so a user's fresh leaf is never pulled
-                 * away between its mkdir and the move into it. */
-                if (ag_cg_subtree_populated(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget) != 0)
-                        continue;
-                budget = max_dirs;
-                if (ag_cg_remove_empty(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget, &n) == 0 && n > 0) {
-                        count++;
-                        if (removed) {
-                                snprintf(path, sizeof path, "/%s/%s/%s", root, ugroup, de->d_name);
-                                removed(userdata, path);
-                        }
-                }
-        }
-        closedir(d);
-
-sessions_done:
-        if (remove_user_group) {
-                ufd = safe_close(ufd);
-                if (unlinkat(rootfd, ugroup, AT_REMOVEDIR) == 0) {
-                        count++;
-                        if (removed) {
-                                snprintf(path, sizeof path, "/%s/%s", root, ugroup);
-                                removed(userdata, path);
-                        }
-                }
-        }
-        return (int) count;
-}
-
-int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *userdata) {
-        _cleanup_close_ int mfd = -1, rfd = -1;
-        DIR *d;
-        struct dirent *de;
-        int r, total = 0;
-
-        r = ag_hierarchy_open(h, &mfd);
-        if (r < 0)
-                return r;
-        r = ag_cg_open(mfd, root, &rfd);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
-
-        r = ag_opendir_dup(rfd, &d);
-        if (r < 0)
-                return r;
-        while ((de = readdir(d))) {
-                uid_t uid;
-
-                const char *pool;
-
-                /* pools: every user group in each pool, then the pool */
-                if (de->d_type == DT_DIR && ag_pool_group_parse(de->d_name, &pool) >= 0) {
-                        r = ag_pool_gc(rfd, root, de->d_name, removed, userdata);
-                        if (r > 0)
-                                total += r;
-                        continue;
-                }
-                if (de->d_type != DT_DIR || ag_user_group_parse(de->d_name, &uid) < 0)
-                        continue;
-                r = ag_user_sweep(rfd, root, uid, true, AG_GC_MAX_DIRS, removed, userdata);
-                if (r > 0)
-                        total += r;
-        }
-        closedir(d);
-        /* v1 with a separate cpuacct hierarchy: the emptied mirrors too (acct.c). */
-        (void) ag_acct_gc(h, root);
-        return total;
 }

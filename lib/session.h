@@ -1,40 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The cgroup layout of pam_autogroup:
+/* A login's groups (the layout and the layers: place.h):
  *
- *   <hierarchy>/<root>/user-<uid>/<session>/login
- *                                          /<leaf>...   (made by the helper)
+ *   <hierarchy>/<root>[/pool-<name>]/user-<uid>/<session>/login
+ *                                                        /<leaf>...   (made by the helper)
  *
- * <root> and user-<uid> belong to root and carry the user's policy. A
+ * <root>, pool-<name> and user-<uid> belong to root and carry the policy. A
  * delegated session (AgOpenParams.delegate) has its directory and its
  * cgroup.procs (v2: cgroup.threads and cgroup.subtree_control; v1: tasks)
  * owned by the user, its cpu.* files stay root's; an undelegated one is
  * root's throughout, and the user can neither make groups in it nor move
  * processes out of it. Opening creates what is missing and moves a process
  * into login/; closing moves it out and removes every empty group of that
- * user. */
+ * user (the sweeps: pool.h). */
 
 #include <stdbool.h>
 #include <sys/types.h>
 
 #include "cgroup.h"
+#include "place.h"
 #include "policy.h"
+#include "pool.h"
 
-/* Called for every group a sweep removed; path is relative to the hierarchy. */
-typedef void (*ag_removed_fn)(void *userdata, const char *path);
-
-#define AG_ROOT_DEFAULT "autogroup"
 #define AG_LOGIN_LEAF "login"
-#define AG_USER_PREFIX "user-"
-#define AG_AUDIT_SESSION_UNSET 4294967295UL
-/* How far root descends into a user's session when removing it, and how many
- * directories it visits there at most: a session with more stays until gc
- * (or the user) clears it. Bounds close and gc against hostile trees. */
-#define AG_SESSION_MAX_DEPTH 8
-#define AG_SESSION_MAX_DIRS 256
-/* The same for "autogroup gc", run by the administrator. */
-#define AG_GC_MAX_DIRS 16384
 /* v2: cgroup.max.descendants of every delegated session (root-owned); its
  * cgroup.max.depth is AG_SESSION_MAX_DEPTH, so on v2 the kernel keeps every
  * session within what close and gc remove. v1 has neither limit. */
@@ -75,16 +64,6 @@ typedef struct AgOpenParams {
         void *removed_userdata;
 } AgOpenParams;
 
-/* Session directory names: "s<audit session id>" when set, "p<pid>" otherwise;
- * attempt n > 0 appends "-<n>" (the first name was taken). */
-int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, char *buf, size_t size);
-int ag_user_group_name(uid_t uid, char *buf, size_t size);
-/* The subtree name given with root=: letters, digits, '-', '_', '.', not
- * starting with '.', 1..AG_ROOT_NAME_MAX characters (one path component). */
-#define AG_ROOT_NAME_MAX 64
-bool ag_root_name_valid(const char *s);
-/* Parses "user-<uid>"; -EINVAL for anything else. */
-int ag_user_group_parse(const char *name, uid_t *ret_uid);
 /* Reads the audit session id of the calling process (AG_AUDIT_SESSION_UNSET when unset). */
 unsigned long ag_audit_session_self(void);
 
@@ -110,20 +89,5 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
  * session level (sessions no). */
 #define AG_WAIT_STEP_MAX_US 250000
 int ag_session_wait_empty(const AgHierarchy *h, const AgSession *s, unsigned timeout_ms);
-
-/* Removes the empty sessions of one user and, if remove_user_group, the user
- * group once empty, visiting at most max_dirs directories per session (a
- * session with more is left). Cost is bounded by that user's own groups.
- * Returns the number of groups removed or -errno. */
-int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
-                  ag_removed_fn removed, void *userdata);
-
-/* The same, given the hierarchy's root directory fd; removes the user group. */
-int ag_user_sweep_at(int hierarchy_fd, const char *root, uid_t uid, ag_removed_fn removed, void *userdata);
-
-/* Sweeps every user group below root, with the larger budget
- * AG_GC_MAX_DIRS per session (gc is an administrator's command, not in the
- * login path). Returns the number removed or -errno. */
-int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *userdata);
 
 AgSession *ag_session_free(AgSession *s);

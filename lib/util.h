@@ -51,6 +51,15 @@ static inline int negative_errno(void) {
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Defines "const char *name(type i)": table[i] (a table of ELEMENTSOF
+ * entries indexed by an enum), NULL when i is out of its range. */
+#define AG_DEFINE_STRING_TABLE_TO_STRING(name, type, table)     \
+        const char *name(type i) {                              \
+                if ((size_t) i >= ELEMENTSOF(table))            \
+                        return NULL;                            \
+                return table[i];                                \
+        }
+
 /* Parses a decimal unsigned number with no sign, blanks or trailing garbage. */
 int ag_safe_atoul(const char *s, unsigned long max, unsigned long *ret);
 

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
- * Unit tests: session and user group naming, mountinfo parsing, number parsing. */
+ * Unit tests: the names and paths of the layout (lib/place.c), mountinfo
+ * parsing, number parsing. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "cgroup.h"
+#include "place.h"
 #include "session.h"
 #include "util.h"
 
@@ -107,6 +110,87 @@ static void test_mountinfo(void **state) {
         assert_int_equal(ag_mountinfo_parse_line(l4, &root, &mp, &fs, &opts), -EINVAL);
 }
 
+/* the module's nested-login check: which session a cgroup path is in */
+static void test_session_of_path(void **state) {
+        const char *sn = NULL;
+        size_t len = 0;
+        uid_t uid = 7;
+
+        (void) state;
+        assert_int_equal(ag_session_of_path("/autogroup/user-1000/s5/sid-77", "autogroup", &uid, &sn, &len), 0);
+        assert_int_equal(uid, 1000);
+        assert_int_equal(len, 2);
+        assert_memory_equal(sn, "s5", 2);
+        assert_int_equal(ag_session_of_path("/autogroup/pool-gpu/user-0/s9-1/login", "autogroup", &uid, &sn, &len), 0);
+        assert_int_equal(uid, 0);
+        assert_int_equal(len, 4);
+        uid = 7;
+        /* not inside a session: the user group itself, another root, a look-alike */
+        assert_int_equal(ag_session_of_path("/autogroup/user-1000", "autogroup", &uid, NULL, NULL), -ENOENT);
+        assert_int_equal(ag_session_of_path("/autogroup/user-1000/", "autogroup", &uid, NULL, NULL), -ENOENT);
+        assert_int_equal(ag_session_of_path("/autogroupx/user-1000/s5", "autogroup", &uid, NULL, NULL), -ENOENT);
+        assert_int_equal(ag_session_of_path("/other/autogroup/user-1000/s5", "autogroup", &uid, NULL, NULL), -ENOENT);
+        assert_int_equal(ag_session_of_path("/autogroup/pool-a/pool-b/user-1/s5", "autogroup", &uid, NULL, NULL),
+                         -ENOENT);
+        assert_int_equal(ag_session_of_path("/autogroup/s5/user-1/x", "autogroup", &uid, NULL, NULL), -ENOENT);
+        assert_int_equal(ag_session_of_path("/", "autogroup", &uid, NULL, NULL), -ENOENT);
+        assert_int_equal(uid, 7);
+
+        assert_true(ag_session_name_matches_audit("s5", 2, 5));
+        assert_true(ag_session_name_matches_audit("s5-2", 4, 5));
+        assert_false(ag_session_name_matches_audit("s55", 3, 5));
+        assert_false(ag_session_name_matches_audit("s5", 2, 6));
+        assert_false(ag_session_name_matches_audit("p123", 4, 5));
+        assert_true(ag_session_name_matches_audit("p123", 4, AG_AUDIT_SESSION_UNSET));
+}
+
+/* helper/enter.c's use of the same parser: a session of one uid, cut into
+ * its parts in place */
+static void test_session_path_split(void **state) {
+        char *session = NULL, *rest = NULL, *pool = (char *) "x";
+        char p1[] = "/autogroup/user-1000/s5/sid-77/x";
+        char p2[] = "/autogroup/pool-gpu/user-1000/s9-1";
+        char p3[] = "/autogroup/user-1000/s5/";
+
+        (void) state;
+        assert_int_equal(ag_session_path_split(p1, "autogroup", 1000, &session, &rest, &pool), 0);
+        assert_string_equal(session, "s5");
+        assert_string_equal(rest, "sid-77/x");
+        assert_null(pool);
+        assert_int_equal(ag_session_path_split(p2, "autogroup", 1000, &session, &rest, &pool), 0);
+        assert_string_equal(session, "s9-1");
+        assert_string_equal(rest, "");
+        assert_string_equal(pool, "gpu");
+        assert_int_equal(ag_session_path_split(p3, "autogroup", 1000, &session, &rest, NULL), 0);
+        assert_string_equal(session, "s5");
+        assert_string_equal(rest, "");
+
+        /* another user's session, no session, odd components, a bad pool */
+        static const char *const bad[] = {
+                "/autogroup/user-1001/s5",
+                "/autogroup/user-1000",
+                "/autogroup/user-1000/",
+                "/autogroup/user-1000/./x",
+                "/autogroup/user-1000/../x",
+                "/autogroup/user-01000/s5",
+                "/autogroup/pool-/user-1000/s5",
+                "/autogroup/pool-a/pool-b/user-1000/s5",
+                "/autogroup//user-1000/s5",
+                "/other/user-1000/s5",
+                "autogroup/user-1000/s5",
+                "",
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                char buf[128];
+
+                session = rest = (char *) "untouched";
+                snprintf(buf, sizeof buf, "%s", bad[i]);
+                assert_int_equal(ag_session_path_split(buf, "autogroup", 1000, &session, &rest, NULL), -ENOENT);
+                assert_string_equal(session, "untouched");
+                assert_string_equal(rest, "untouched");
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_session_name),
@@ -114,6 +198,8 @@ int main(void) {
                 cmocka_unit_test(test_root_name),
                 cmocka_unit_test(test_safe_atoul),
                 cmocka_unit_test(test_mountinfo),
+                cmocka_unit_test(test_session_of_path),
+                cmocka_unit_test(test_session_path_split),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,7 +16,6 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "hint.h"
 #include "pamconf.h"
 #include "session.h"
 #include "util.h"
@@ -313,40 +312,6 @@ static void test_empty(void **state) {
         ag_pamconf_free(c);
 }
 
-/* the module's nested-login check: which session a cgroup path is in */
-static void test_session_of_path(void **state) {
-        const char *sn = NULL;
-        size_t len = 0;
-        uid_t uid = 7;
-
-        (void) state;
-        assert_int_equal(ag_session_of_path("/autogroup/user-1000/s5/sid-77", "autogroup", &uid, &sn, &len), 0);
-        assert_int_equal(uid, 1000);
-        assert_int_equal(len, 2);
-        assert_memory_equal(sn, "s5", 2);
-        assert_int_equal(ag_session_of_path("/autogroup/pool-gpu/user-0/s9-1/login", "autogroup", &uid, &sn, &len), 0);
-        assert_int_equal(uid, 0);
-        assert_int_equal(len, 4);
-        uid = 7;
-        /* not inside a session: the user group itself, another root, a look-alike */
-        assert_int_equal(ag_session_of_path("/autogroup/user-1000", "autogroup", &uid, NULL, NULL), -ENOENT);
-        assert_int_equal(ag_session_of_path("/autogroup/user-1000/", "autogroup", &uid, NULL, NULL), -ENOENT);
-        assert_int_equal(ag_session_of_path("/autogroupx/user-1000/s5", "autogroup", &uid, NULL, NULL), -ENOENT);
-        assert_int_equal(ag_session_of_path("/other/autogroup/user-1000/s5", "autogroup", &uid, NULL, NULL), -ENOENT);
-        assert_int_equal(ag_session_of_path("/autogroup/pool-a/pool-b/user-1/s5", "autogroup", &uid, NULL, NULL),
-                         -ENOENT);
-        assert_int_equal(ag_session_of_path("/autogroup/s5/user-1/x", "autogroup", &uid, NULL, NULL), -ENOENT);
-        assert_int_equal(ag_session_of_path("/", "autogroup", &uid, NULL, NULL), -ENOENT);
-        assert_int_equal(uid, 7);
-
-        assert_true(ag_session_name_matches_audit("s5", 2, 5));
-        assert_true(ag_session_name_matches_audit("s5-2", 4, 5));
-        assert_false(ag_session_name_matches_audit("s55", 3, 5));
-        assert_false(ag_session_name_matches_audit("s5", 2, 6));
-        assert_false(ag_session_name_matches_audit("p123", 4, 5));
-        assert_true(ag_session_name_matches_audit("p123", 4, AG_AUDIT_SESSION_UNSET));
-}
-
 /* ag_read_all's buffer ends in a NUL right after the data, whatever the
  * heap held there before (the chunk is dirtied and freed first, so malloc
  * hands the same bytes back), at a size that fills the first buffer and at
@@ -450,7 +415,6 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_options, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
-                cmocka_unit_test(test_session_of_path),
                 cmocka_unit_test_setup_teardown(test_read_all_terminated, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_depth_and_budget, setup, teardown),
         };

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+/* Where a user's group lives: the names of <root>, pool-<name>, user-<uid>
+ * and the session directories, the one parser of a session's path, and the
+ * opening (for a pool, the making) of a place's directory. See place.h for
+ * the layout and the library's layers. */
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "place.h"
+#include "util.h"
+
+int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, char *buf, size_t size) {
+        int n;
+
+        if (audit_session != AG_AUDIT_SESSION_UNSET)
+                n = attempt == 0 ? snprintf(buf, size, "s%lu", audit_session)
+                                 : snprintf(buf, size, "s%lu-%u", audit_session, attempt);
+        else if (pid > 0)
+                n = attempt == 0 ? snprintf(buf, size, "p%" PRIiMAX, (intmax_t) pid)
+                                 : snprintf(buf, size, "p%" PRIiMAX "-%u", (intmax_t) pid, attempt);
+        else
+                return -EINVAL;
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
+int ag_user_group_name(uid_t uid, char *buf, size_t size) {
+        int n = snprintf(buf, size, AG_USER_PREFIX "%" PRIuMAX, (uintmax_t) uid);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
+bool ag_root_name_valid(const char *s) {
+        if (!s || !*s || *s == '.' || strlen(s) > AG_ROOT_NAME_MAX)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+                      *s == '-' || *s == '_' || *s == '.'))
+                        return false;
+        return true;
+}
+
+int ag_user_group_parse(const char *name, uid_t *ret_uid) {
+        unsigned long v;
+        int r;
+
+        if (strncmp(name, AG_USER_PREFIX, strlen(AG_USER_PREFIX)) != 0)
+                return -EINVAL;
+        r = ag_safe_atoul(name + strlen(AG_USER_PREFIX), (uid_t) -2, &v);
+        if (r < 0)
+                return r;
+        /* "user-007" is not ours: only the canonical spelling is. */
+        if (name[strlen(AG_USER_PREFIX)] == '0' && v != 0)
+                return -EINVAL;
+        *ret_uid = (uid_t) v;
+        return 0;
+}
+
+int ag_pool_group_name(const char *pool, char *buf, size_t size) {
+        int n;
+
+        if (!pool || !ag_pool_name_valid(pool, strlen(pool)))
+                return -EINVAL;
+        n = snprintf(buf, size, AG_POOL_PREFIX "%s", pool);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
+int ag_pool_group_parse(const char *dirname, const char **ret_pool) {
+        size_t n = strlen(AG_POOL_PREFIX);
+
+        if (strncmp(dirname, AG_POOL_PREFIX, n) != 0 || !ag_pool_name_valid(dirname + n, strlen(dirname + n)))
+                return -EINVAL;
+        *ret_pool = dirname + n;
+        return 0;
+}
+
+int ag_pool_place(const char *root, const char *pool, char *buf, size_t size) {
+        int n;
+
+        if (pool && *pool) {
+                if (!ag_pool_name_valid(pool, strlen(pool)))
+                        return -EINVAL;
+                n = snprintf(buf, size, "%s/" AG_POOL_PREFIX "%s", root, pool);
+        } else
+                n = snprintf(buf, size, "%s", root);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
+int ag_pool_parent_find(int rfd, const char *pool, int *ret_fd) {
+        char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
+        int fd, r;
+
+        if (!pool || !*pool) {
+                fd = fcntl(rfd, F_DUPFD_CLOEXEC, 3);
+                if (fd < 0)
+                        return negative_errno();
+                *ret_fd = fd;
+                return 0;
+        }
+        r = ag_pool_group_name(pool, name, sizeof name);
+        if (r < 0)
+                return r;
+        return ag_cg_open(rfd, name, ret_fd);
+}
+
+int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const AgPolicy *limits, int *ret_fd,
+                        const char **ret_what, int *ret_policy_error) {
+        _cleanup_close_ int fd = -1;
+        char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
+        const char *what = NULL;
+        int r, policy_error = 0;
+
+        if (!pool || !*pool) {
+                if (ret_policy_error)
+                        *ret_policy_error = 0;
+                r = ag_pool_parent_find(rfd, NULL, ret_fd);
+                if (r < 0 && ret_what)
+                        *ret_what = "open the root group";
+                return r;
+        }
+
+        r = ag_pool_group_name(pool, name, sizeof name);
+        if (r < 0) {
+                what = "name the pool group";
+                goto fail;
+        }
+        r = ag_cg_mkdir_open_0755(rfd, name, NULL, &fd);
+        if (r < 0) {
+                what = "create the pool group";
+                goto fail;
+        }
+        if (h->has_cpu) {
+                AgCgValues v;
+                AgPolicy defaults;
+
+                if (!limits) {
+                        ag_policy_init(&defaults);
+                        limits = &defaults;
+                }
+                /* ag_cg_apply writes only what differs, as for user groups */
+                ag_policy_to_values(limits, h->version, &v);
+                r = ag_cg_apply(h, fd, &v, NULL);
+                if (r == -ENOENT || r == -ENODEV) {
+                        what = "set the pool group's cpu policy";
+                        goto fail;
+                }
+                /* The members' logins are grouped all the same. */
+                policy_error = r < 0 ? r : 0;
+                r = ag_cg_enable_cpu(h, fd);
+                if (r < 0) {
+                        what = "enable cpu in the pool group";
+                        goto fail;
+                }
+        }
+        *ret_fd = take_fd(&fd);
+        if (ret_policy_error)
+                *ret_policy_error = policy_error;
+        return 0;
+
+fail:
+        if (ret_what)
+                *ret_what = what;
+        return r;
+}
+
+/* The parts of a session path, pointers into it. */
+typedef struct SessionPath {
+        uid_t uid;
+        const char *pool;              /* the pool's name; NULL for none */
+        size_t pool_len;
+        const char *session;
+        size_t session_len;
+        const char *rest;              /* below the session, without a leading '/'; "" for none */
+} SessionPath;
+
+/* Copies the component at p (up to the next '/' or the end) into buf, with
+ * *ret_end at its end. -ENOENT when it is empty or longer than a name. */
+static int copy_component(const char *p, char buf[static NAME_MAX + 1], const char **ret_end) {
+        size_t n = strcspn(p, "/");
+
+        if (n == 0 || n > NAME_MAX)
+                return -ENOENT;
+        memcpy(buf, p, n);
+        buf[n] = 0;
+        *ret_end = p + n;
+        return 0;
+}
+
+static int session_path_parse(const char *path, const char *root, SessionPath *ret) {
+        char comp[NAME_MAX + 1];
+        const char *p, *e, *pool = NULL, *name;
+        size_t n, pool_len = 0;
+        uid_t uid;
+
+        if (!path || !root || path[0] != '/')
+                return -ENOENT;
+        /* <root> */
+        p = path + 1;
+        n = strcspn(p, "/");
+        if (n == 0 || n != strlen(root) || strncmp(p, root, n) != 0 || p[n] != '/')
+                return -ENOENT;
+        p += n + 1;
+        /* [pool-<name>/]user-<uid>/ */
+        for (unsigned i = 0;; i++) {
+                if (copy_component(p, comp, &e) < 0 || *e != '/')
+                        return -ENOENT;
+                if (ag_user_group_parse(comp, &uid) >= 0)
+                        break;
+                if (i > 0 || ag_pool_group_parse(comp, &name) < 0)
+                        return -ENOENT;
+                pool = p + (name - comp);
+                pool_len = (size_t) (e - pool);
+                p = e + 1;
+        }
+        /* <session>[/<rest>] */
+        p = e + 1;
+        n = strcspn(p, "/");
+        if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+                return -ENOENT;
+        *ret = (SessionPath) {
+                .uid = uid,
+                .pool = pool,
+                .pool_len = pool_len,
+                .session = p,
+                .session_len = n,
+                .rest = p[n] == '/' ? p + n + 1 : p + n,
+        };
+        return 0;
+}
+
+int ag_session_of_path(const char *path, const char *root, uid_t *ret_uid, const char **ret_session,
+                       size_t *ret_session_len) {
+        SessionPath sp;
+        int r;
+
+        r = session_path_parse(path, root, &sp);
+        if (r < 0)
+                return r;
+        *ret_uid = sp.uid;
+        if (ret_session) {
+                *ret_session = sp.session;
+                *ret_session_len = sp.session_len;
+        }
+        return 0;
+}
+
+int ag_session_path_split(char *path, const char *root, uid_t uid, char **ret_session, char **ret_rest,
+                          char **ret_pool) {
+        SessionPath sp;
+        char *session, *pool = NULL;
+        int r;
+
+        r = session_path_parse(path, root, &sp);
+        if (r < 0)
+                return r;
+        if (sp.uid != uid)
+                return -ENOENT;
+        /* the parts are pointers into path: cut them out where they end */
+        session = path + (sp.session - path);
+        if (sp.pool) {
+                pool = path + (sp.pool - path);
+                pool[sp.pool_len] = 0;
+        }
+        *ret_rest = path + (sp.rest - path);
+        session[sp.session_len] = 0;
+        *ret_session = session;
+        if (ret_pool)
+                *ret_pool = pool;
+        return 0;
+}
+
+bool ag_session_name_matches_audit(const char *name, size_t len, unsigned long audit_session) {
+        char want[32];
+        int n;
+
+        if (audit_session == AG_AUDIT_SESSION_UNSET)
+                return true;
+        n = snprintf(want, sizeof want, "s%lu", audit_session);
+        if (n <= 0 || len < (size_t) n || strncmp(name, want, (size_t) n) != 0)
+                return false;
+        return len == (size_t) n || name[n] == '-';
+}

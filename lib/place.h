@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Where a user's group lives: the names, paths and directories of the layout.
+ *
+ *   <hierarchy>/<root>/user-<uid>/<session>/login              a user in no pool
+ *   <hierarchy>/<root>/pool-<name>/user-<uid>/<session>/login  a user in pool <name>
+ *
+ * A "place" is the directory that holds user-<uid>: <root> itself or one
+ * pool directory <root>/pool-<name>. On cgroup v1 with cpuacct mounted on
+ * its own, the cpuacct mirror of a place (lib/acct.h) has the same path
+ * below the cpuacct hierarchy's root: what takes the fd of <root> here
+ * (ag_pool_parent_find) finds a place in either hierarchy.
+ *
+ * The library's layers; each header includes only headers of the layers
+ * below it, each .c file only its own header and those below:
+ *
+ *   cgroup.h                 hierarchies (mountinfo) and directory-fd operations on groups
+ *   place.h                  names, paths and directories of the layout (this file)
+ *   acct.h                   CPU time; the cpuacct mirrors of v1 sessions
+ *   pool.h                   sweeps: a user's emptied groups in a place, the places a user left, gc
+ *   session.h                a login's groups: open, close, wait
+ * and beside session.h, on place.h only: hint.h (the root from AUTOGROUP_SESSION). */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "conf.h"
+#include "policy.h"
+
+/* Called for every group a sweep removed; path is relative to the hierarchy. */
+typedef void (*ag_removed_fn)(void *userdata, const char *path);
+
+#define AG_ROOT_DEFAULT "autogroup"
+#define AG_USER_PREFIX "user-"
+#define AG_POOL_PREFIX "pool-"
+#define AG_AUDIT_SESSION_UNSET 4294967295UL
+
+/* How far root descends into a user's session when removing it, and how many
+ * directories it visits there at most: a session with more stays until gc
+ * (or the user) clears it. Bounds close and gc against hostile trees. */
+#define AG_SESSION_MAX_DEPTH 8
+#define AG_SESSION_MAX_DIRS 256
+/* The same for "autogroup gc", run by the administrator. */
+#define AG_GC_MAX_DIRS 16384
+
+/* The subtree name given with root=: letters, digits, '-', '_', '.', not
+ * starting with '.', 1..AG_ROOT_NAME_MAX characters (one path component). */
+#define AG_ROOT_NAME_MAX 64
+bool ag_root_name_valid(const char *s);
+
+/* "user-<uid>". */
+int ag_user_group_name(uid_t uid, char *buf, size_t size);
+/* Parses "user-<uid>" (the canonical spelling only); -EINVAL for anything else. */
+int ag_user_group_parse(const char *name, uid_t *ret_uid);
+
+/* "pool-<name>"; -EINVAL for an invalid pool name. */
+int ag_pool_group_name(const char *pool, char *buf, size_t size);
+/* Parses "pool-<name>" with a valid name; *ret_pool points into dirname. */
+int ag_pool_group_parse(const char *dirname, const char **ret_pool);
+
+/* "<root>/pool-<name>", the place's path below the hierarchy without the leading '/' */
+#define AG_PLACE_MAX (AG_ROOT_NAME_MAX + 1 + sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1)
+/* "<root>" or "<root>/pool-<name>" (pool NULL or "": no pool). */
+int ag_pool_place(const char *root, const char *pool, char *buf, size_t size);
+
+/* Session directory names: "s<audit session id>" when set, "p<pid>" otherwise;
+ * attempt n > 0 appends "-<n>" (the first name was taken). */
+int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, char *buf, size_t size);
+/* Does a session directory name (len bytes) belong to the audit session id
+ * ("s<id>" or "s<id>-<n>")? With id AG_AUDIT_SESSION_UNSET every name does
+ * (the module then named it by pid). */
+bool ag_session_name_matches_audit(const char *name, size_t len, unsigned long audit_session);
+
+/* The one parser of a session path, "/<root>[/pool-<name>]/user-<uid>/
+ * <session>[/<rest>]" (a process's group in the cpu hierarchy, as
+ * /proc/PID/cgroup gives it). Pure string work: the caller knows the path
+ * is the kernel's. Every component is checked: <root> exactly, the pool
+ * name valid, user-<uid> canonical, <session> neither empty nor "." or "..".
+ * -ENOENT when path is not inside a session of root; outputs untouched then.
+ *
+ * ag_session_of_path: any user's session. *ret_uid is its user and
+ * *ret_session (when not NULL) the session directory's name, a pointer into
+ * path of *ret_session_len bytes. */
+int ag_session_of_path(const char *path, const char *root, uid_t *ret_uid, const char **ret_session,
+                       size_t *ret_session_len);
+/* ag_session_path_split: a session of uid only; cuts path (modified) into
+ * the session name, the rest below it (without a leading '/', "" for none)
+ * and the pool name (NULL for none; ret_pool may be NULL), pointers into path. */
+int ag_session_path_split(char *path, const char *root, uid_t uid, char **ret_session, char **ret_rest,
+                          char **ret_pool);
+
+/* Opens an existing place's directory below rfd, the fd of <root> in the cpu
+ * hierarchy or in the cpuacct one (its mirror): rfd duplicated for no pool
+ * (NULL or ""), else pool-<name> (never created, no symlink followed). */
+int ag_pool_parent_find(int rfd, const char *pool, int *ret_fd);
+
+/* Opens the place that holds user-<uid> for a user in pool (NULL or "":
+ * <root> itself, rfd duplicated). For a pool: creates pool-<name> below rfd
+ * when missing (root's, mode 0755), writes the pool's limits where they
+ * differ, enables cpu for its children (v2). On failure *ret_what names the
+ * step. -ENOENT/-ENODEV when a concurrent sweep removed it: try again.
+ * Limits the kernel refuses do not fail it: the pool keeps what it had
+ * (never less capped, see ag_cg_apply) and *ret_policy_error (may be NULL)
+ * gets the -errno; else it is set to 0. */
+int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const AgPolicy *limits, int *ret_fd,
+                        const char **ret_what, int *ret_policy_error);
