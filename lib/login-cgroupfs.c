@@ -24,7 +24,7 @@
 #include <syslog.h>
 
 #include "container.h"
-#include "hint.h"
+#include "place.h"
 #include "login-backend.h"
 #include "util.h"
 

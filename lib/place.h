@@ -20,6 +20,8 @@
  *   acct.h                   CPU time; the cpuacct mirrors of v1 sessions
  *   pool.h                   sweeps: a user's emptied groups in a place, the places a user left, gc
  *   session.h                a login's groups: open, close, wait
+ *   login.h                  a login's lifecycle: the mode, and the cgroupfs (session.h, acct.h)
+ *                            or the systemd (systemd.h) backend; what the PAM module calls
  * and beside session.h, on place.h only: hint.h (the root from AUTOGROUP_SESSION). */
 
 #include <stdbool.h>
