@@ -59,8 +59,8 @@ int ag_user_group_parse(const char *name, uid_t *ret_uid) {
         r = ag_safe_atoul(name + strlen(AG_USER_PREFIX), (uid_t) -2, &v);
         if (r < 0)
                 return r;
-        /* "user-007" is not ours: only the canonical spelling is. */
-        if (name[strlen(AG_USER_PREFIX)] == '0' && v != 0)
+        /* "user-007" and "user-00" are not ours: only the canonical spelling is. */
+        if (name[strlen(AG_USER_PREFIX)] == '0' && name[strlen(AG_USER_PREFIX) + 1] != 0)
                 return -EINVAL;
         *ret_uid = (uid_t) v;
         return 0;

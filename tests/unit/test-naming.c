@@ -48,6 +48,7 @@ static void test_user_group(void **state) {
         uid = 5;
         assert_int_not_equal(ag_user_group_parse("user-", &uid), 0);
         assert_int_not_equal(ag_user_group_parse("user-01", &uid), 0);
+        assert_int_not_equal(ag_user_group_parse("user-00", &uid), 0);
         assert_int_not_equal(ag_user_group_parse("user-1x", &uid), 0);
         assert_int_not_equal(ag_user_group_parse("user--1", &uid), 0);
         assert_int_not_equal(ag_user_group_parse("user-4294967295", &uid), 0);
