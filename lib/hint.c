@@ -22,6 +22,10 @@ static int owned_by_root(int fd) {
         return st.st_uid == 0 ? 0 : -EPERM;
 }
 
+/* The hint is parsed here, not by place.c's session-path parser: its root
+ * is what is looked for (not known beforehand) and its session is optional
+ * (a login with "sessions no" has none). What it names is then checked
+ * against the process's own cgroup. */
 int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t uid, char *ret_root, size_t size) {
         _cleanup_free_ char *copy = NULL, *current = NULL;
         _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1;

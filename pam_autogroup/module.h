@@ -29,7 +29,7 @@ struct module_ctl {
         enum acct_log acctlog;
 };
 
-#define DEBUG(ctl) ((ctl)->flags & AG_OPT_DEBUG)
+#define AG_DEBUG(ctl) ((ctl)->flags & AG_OPT_DEBUG)
 
 /* What a failure returns: PAM_SESSION_ERR only where the administrator asked
  * for strictness. */
@@ -48,7 +48,7 @@ struct removed_ctx {
 };
 #define REMOVED_CTX(h_, ctl_, user_, uid_)                                                                  \
         { .pamh = (h_), .ctl = (ctl_), .user = (user_), .uid = (uid_),                                       \
-          .audit = AG_AUDIT_CONN_INIT((h_), !((ctl_)->flags & AG_OPT_NOAUDIT), DEBUG(ctl_)) }
+          .audit = AG_AUDIT_CONN_INIT((h_), !((ctl_)->flags & AG_OPT_NOAUDIT), AG_DEBUG(ctl_)) }
 void on_removed(void *userdata, const char *path);
 
 /* ---- the per-handle state (state.c) */

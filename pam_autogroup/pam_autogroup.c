@@ -135,7 +135,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         ctl.flags = _pam_parse(pamh, argc, argv, &ctl);
         if (login_data_get(pamh)) {
                 (void) aside_count(pamh, +1);
-                if (DEBUG(&ctl))
+                if (AG_DEBUG(&ctl))
                         pam_syslog(pamh, LOG_DEBUG, "pam_autogroup is in this stack more than once: "
                                    "an earlier line opened this session, this one steps aside");
                 return PAM_IGNORE;
@@ -233,7 +233,7 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         /* An instance that stepped aside at open (the module twice in the
          * stack): the earlier line has closed the session already. */
         if (!d && aside_count(pamh, -1)) {
-                if (DEBUG(&ctl))
+                if (AG_DEBUG(&ctl))
                         pam_syslog(pamh, LOG_DEBUG, "pam_autogroup is in this stack more than once: "
                                    "an earlier line closed this session, this one steps aside");
                 return PAM_IGNORE;

@@ -25,7 +25,7 @@
 void on_removed(void *userdata, const char *path) {
         struct removed_ctx *c = userdata;
 
-        if (DEBUG(c->ctl))
+        if (AG_DEBUG(c->ctl))
                 pam_syslog(c->pamh, LOG_DEBUG, "removed %s", path);
         ag_audit_record(&c->audit, "autogroup-remove", c->user, c->uid, path, NULL);
 }
@@ -36,7 +36,7 @@ static const char *max_unit(long max_pct) {
 
 void log_policy(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, const AgLogin *l,
                 const AgPolicy *policy, const AgPolicy *pool_policy) {
-        if (DEBUG(ctl))
+        if (AG_DEBUG(ctl))
                 pam_syslog(pamh, LOG_DEBUG, "policy for %s: weight %u, max %ld%s, sessions %s, idle %s", user,
                            policy->weight, policy->max_pct, max_unit(policy->max_pct),
                            policy->sessions ? "yes" : "no", policy->idle ? "yes" : "no");
@@ -45,7 +45,7 @@ void log_policy(pam_handle_t *pamh, const struct module_ctl *ctl, const char *us
         if (l->mode == AG_MODE_SYSTEMD)
                 pam_syslog(pamh, LOG_INFO, "systemd mode: pool %s of %s not applied (systemd cannot put "
                            "user slices below a pool slice); the user's own policy applies", policy->pool, user);
-        else if (DEBUG(ctl))
+        else if (AG_DEBUG(ctl))
                 pam_syslog(pamh, LOG_DEBUG, "pool %s: weight %u, max %ld%s, idle %s", policy->pool,
                            pool_policy->weight, pool_policy->max_pct, max_unit(pool_policy->max_pct),
                            pool_policy->idle ? "yes" : "no");
@@ -61,7 +61,7 @@ void log_latency(pam_handle_t *pamh, const struct module_ctl *ctl, const char *u
         if (l->latency_error < 0)
                 pam_syslog(pamh, LOG_WARNING, "cannot set latency class %s (%s) for %s: %s",
                            ag_latency_to_string(policy->latency), what, user, strerror(-l->latency_error));
-        else if (DEBUG(ctl))
+        else if (AG_DEBUG(ctl))
                 pam_syslog(pamh, LOG_DEBUG, "latency class %s (%s) for %s: %s",
                            ag_latency_to_string(policy->latency), what, user,
                            ag_latency_result_to_string(l->latency_result));
@@ -139,7 +139,7 @@ void log_where(pam_handle_t *pamh, const struct module_ctl *ctl, const char *use
                 bool nested) {
         const char *mount;
 
-        if (!DEBUG(ctl))
+        if (!AG_DEBUG(ctl))
                 return;
         mount = l->mode == AG_MODE_SYSTEMD || !l->hierarchy ? "" : l->hierarchy->mount;
         if (l->mode == AG_MODE_CGROUPFS && l->hierarchy && l->hierarchy->has_cpu)
@@ -177,7 +177,7 @@ void opened_slice(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn 
          * this login get scopes of the user's manager. */
         if (pam_putenv(pamh, AG_MODE_ENV "=" AG_MODE_ENV_SYSTEMD) != PAM_SUCCESS)
                 pam_syslog(pamh, LOG_WARNING, "cannot set " AG_MODE_ENV ": terminals of this login get no groups");
-        if (DEBUG(ctl)) {
+        if (AG_DEBUG(ctl)) {
                 ag_unit_values_format(&l->unit, weight, sizeof weight, quota, sizeof quota);
                 pam_syslog(pamh, LOG_DEBUG, "systemd mode: %s CPUWeight=%s CPUQuotaPerSecUSec=%s (runtime)%s",
                            slice, weight, quota,
@@ -234,24 +234,24 @@ void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditCon
                            "process that opened it (delegate=yes delegates anyway, delegate=no drops this line)",
                            s->path, user);
         /* a kernel without cpu.idle (before 5.15) */
-        if (DEBUG(ctl) && policy->idle && ag_kernel_has_cpu_idle(h, s->path) == 0)
+        if (AG_DEBUG(ctl) && policy->idle && ag_kernel_has_cpu_idle(h, s->path) == 0)
                 pam_syslog(pamh, LOG_DEBUG, "the kernel has no cpu.idle (Linux 5.15 or later needed): idle yes "
                            "not applied, the rest of the policy is");
         ag_audit_record(a, s->name ? "autogroup-session-create" : "autogroup-user-join", user, s->uid, s->path,
                         NULL);
-        if (DEBUG(ctl))
+        if (AG_DEBUG(ctl))
                 pam_syslog(pamh, LOG_DEBUG, "session of %s in %s%s (cgroup v%d)", user, h->mount, s->path,
                            h->version);
 }
 
 void closed_slice(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, bool logind_session, int r) {
         if (logind_session) {
-                if (DEBUG(ctl))
+                if (AG_DEBUG(ctl))
                         pam_syslog(pamh, LOG_DEBUG, "systemd mode: nothing to remove (systemd owns the units)");
         } else if (r < 0 && r != -EBUSY)
                 pam_syslog(pamh, LOG_WARNING, "cannot remove the runtime properties of %s's slice: %s", user,
                            strerror(-r));
-        else if (DEBUG(ctl))
+        else if (AG_DEBUG(ctl))
                 pam_syslog(pamh, LOG_DEBUG, "systemd mode: %s", r == -EBUSY ?
                            "the user slice is in use (or cannot be looked at), its properties stay" :
                            "the user slice's runtime properties and empty cgroup removed");
@@ -269,7 +269,7 @@ static void watch_done(void *userdata, int r) {
         struct watch_ctx *w = userdata;
 
         ag_audit_done(&w->rc.audit);
-        if (r < 0 && DEBUG(w->rc.ctl))
+        if (r < 0 && AG_DEBUG(w->rc.ctl))
                 pam_syslog(w->rc.pamh, LOG_DEBUG, "%s%s %s, left for autogroup gc", w->login->hierarchy->mount,
                            w->login->session->path,
                            r == -ETIMEDOUT || r == -EBUSY ? "still holds processes" : strerror(-r));
@@ -303,7 +303,7 @@ int closed_session(pam_handle_t *pamh, const struct module_ctl *ctl, struct remo
                 if (r < 0)
                         pam_syslog(pamh, LOG_WARNING, "cannot fork the watcher of %s%s: %s", mount, path,
                                    strerror(-r));
-                else if (DEBUG(ctl))
+                else if (AG_DEBUG(ctl))
                         pam_syslog(pamh, LOG_DEBUG, "%s%s: removed once its processes exit (watched for at most "
                                    "%d s)", mount, path, WATCH_TIMEOUT_MS / 1000);
                 return PAM_SUCCESS;
