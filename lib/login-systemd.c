@@ -19,10 +19,10 @@
 /* Is the cgroup at path (below the hierarchy's mount) root's, reached
  * without following a symbolic link? */
 static bool scope_is_roots(const AgHierarchy *h, const char *path) {
-        _cleanup_close_ int rootfd = -1, fd = -1;
+        _cleanup_close_ int fd = -1;
         struct stat st;
 
-        if (ag_hierarchy_open(h, &rootfd) < 0 || ag_cg_open_path(rootfd, path, &fd) < 0 || fstat(fd, &st) < 0)
+        if (ag_hierarchy_open_path(h, path, &fd) < 0 || fstat(fd, &st) < 0)
                 return false;
         return st.st_uid == 0;
 }

@@ -70,6 +70,8 @@ struct login_data *login_data_get(pam_handle_t *pamh);
 /* A new state, kept in the handle, for the user pw (NULL: open could not
  * find the user); NULL when out of memory. */
 struct login_data *login_data_new(pam_handle_t *pamh, const struct passwd *pw);
+/* The cleanup of PAM data that is one malloc'ed block. */
+void free_data(pam_handle_t *pamh, void *data, int error_status);
 /* Forgets (and frees) the state: the close is done. */
 void login_data_drop(pam_handle_t *pamh);
 /* The module twice in one stack (common-session and the service's own file;

@@ -260,11 +260,10 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
                 pam_syslog(pamh, LOG_NOTICE, "systemd mode, but this login had no logind session "
                            "(pam_systemd is not in the session stack, or it failed): its processes were "
                            "outside the user slice and not grouped");
-        bool grouped = l->state == AG_LOGIN_GROUPED;
         r = ag_login_close(l, &p, &end);
         if (l->mode == AG_MODE_SYSTEMD)
                 closed_slice(pamh, &ctl, rc.user, p.logind_session, r);
-        else if (grouped)
+        else if (l->state == AG_LOGIN_GROUPED)
                 ret = closed_session(pamh, &ctl, &rc, l, &end, r);
         ag_audit_done(&rc.audit);
 done:

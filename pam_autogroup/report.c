@@ -67,12 +67,6 @@ void log_latency(pam_handle_t *pamh, const struct module_ctl *ctl, const char *u
                            ag_latency_result_to_string(l->latency_result));
 }
 
-static void free_data(pam_handle_t *pamh, void *data, int error_status) {
-        (void) pamh;
-        (void) error_status;
-        free(data);
-}
-
 /* The session level of the systemd mode: the same weight for every session
  * of the user, handed to pam_systemd, which reads it when it asks logind for
  * the session (so pam_autogroup must come first). A value another module

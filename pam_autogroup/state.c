@@ -50,7 +50,7 @@ struct login_data *login_data_new(pam_handle_t *pamh, const struct passwd *pw) {
         return d;
 }
 
-static void free_data(pam_handle_t *pamh, void *data, int error_status) {
+void free_data(pam_handle_t *pamh, void *data, int error_status) {
         (void) pamh;
         (void) error_status;
         free(data);

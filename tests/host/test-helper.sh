@@ -234,24 +234,26 @@ echo "# 7. attacks as the user: moving processes"
 out=$(as_user "$UA" "$AG enter --pid $PIB" 2>&1); rc=$?
 check_eq "enter --pid of another user's process: exit 0, silent" "0:" "$rc:$out"
 check_eq "  and that process stays in its own session" "$SB/login" "$(cgof "$PIB")"
-setsid sleep 600 & RP=$!; track_pid "$RP"
-for _ in $(seq 100); do [ "$(ps -o sid= -p "$RP" | tr -d ' ')" = "$RP" ] && break; sleep 0.05; done
-echo "$RP" >"$CPU$S1/login/cgroup.procs"
-out=$(as_user "$UA" "$AG enter --pid $RP" 2>&1); rc=$?
-check_eq "enter --pid of a root process in the user's session: exit 0, silent" "0:" "$rc:$out"
-check_eq "  and it stays in login/" "$S1/login" "$(cgof "$RP")"
-check "  and no leaf was made for it" test ! -e "$CPU$S1/sid-$RP"
+# enter_refused WHAT CMD...: CMD, started as root as the leader of a session
+# of its own in the user's login/, is WHAT; the user's "enter --pid" leaves
+# it there, silently. Its pid in LP.
+enter_refused() {
+        local what=$1 out rc
+        shift
+        setsid "$@" & LP=$!; track_pid "$LP"
+        for _ in $(seq 100); do [ "$(ps -o sid= -p "$LP" | tr -d ' ')" = "$LP" ] && break; sleep 0.05; done
+        echo "$LP" >"$CPU$S1/login/cgroup.procs"
+        out=$(as_user "$UA" "$AG enter --pid $LP" 2>&1); rc=$?
+        check_eq "enter --pid of $what: exit 0, silent" "0:" "$rc:$out"
+        check_eq "  and it stays in login/" "$S1/login" "$(cgof "$LP")"
+        check "  and no leaf was made for it" test ! -e "$CPU$S1/sid-$LP"
+}
+enter_refused "a root process in the user's session" sleep 600; RP=$LP
 # What a set-user-ID program the user started is: real uid the user's,
 # effective, saved and file system uids root's. enter (either mode) moves a
 # process only when all four are the caller's; cgroup v1 itself would let
 # the user move it (the writer's euid matches its real uid).
-setsid setpriv --ruid="$UA" sleep 600 & SP=$!; track_pid "$SP"
-for _ in $(seq 100); do [ "$(ps -o sid= -p "$SP" | tr -d ' ')" = "$SP" ] && break; sleep 0.05; done
-echo "$SP" >"$CPU$S1/login/cgroup.procs"
-out=$(as_user "$UA" "$AG enter --pid $SP" 2>&1); rc=$?
-check_eq "enter --pid of the user's process running as root (set-user-ID): exit 0, silent" "0:" "$rc:$out"
-check_eq "  and it stays in login/" "$S1/login" "$(cgof "$SP")"
-check "  and no leaf was made for it" test ! -e "$CPU$S1/sid-$SP"
+enter_refused "the user's process running as root (set-user-ID)" setpriv --ruid="$UA" sleep 600; SP=$LP
 check_not "user cannot move a root process between own leaves" as_user "$UA" "echo $RP > $CPU$S1/sid-$P1/cgroup.procs"
 check_not "user cannot move own process into another user's session" as_user "$UA" "echo $PIA > $CPU$SB/login/cgroup.procs"
 check_not "user cannot move another user's process into own session" as_user "$UA" "echo $PIB > $CPU$S1/login/cgroup.procs"
