@@ -48,6 +48,7 @@ void ag_item_value_format(AgItem item, long value, char *buf, size_t size) {
                 snprintf(buf, size, "%s", ag_latency_to_string((AgLatency) value) ?: "?");
                 break;
         case AG_ITEM_INTERACTIVE:
+        case AG_ITEM_LEAVES:
                 snprintf(buf, size, "%ld", value);
                 break;
         default:
@@ -233,6 +234,7 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                 case AG_ITEM_SESSIONS: v = p.sessions; break;
                 case AG_ITEM_LATENCY: v = (long) p.latency; break;
                 case AG_ITEM_INTERACTIVE: v = (long) p.interactive; break;
+                case AG_ITEM_LEAVES: v = (long) p.leaves; break;
                 default: v = p.idle; break;
                 }
                 if (item == AG_ITEM_POOL)

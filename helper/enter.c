@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "enter.h"
+#include "leaves.h"
 #include "session.h"
 #include "pool.h"
 #include "util.h"
@@ -29,8 +30,8 @@ static const char *const result_table[_AG_ENTER_RESULT_MAX] = {
         [AG_ENTER_REALTIME] = "a real-time task, left where it is",
         [AG_ENTER_SCOPE_FAILED] = "the user manager did not move it, left where it is",
         [AG_ENTER_LOGIN_SHELL] = "the login's own shell, left in its session scope",
-        [AG_ENTER_NOT_DELEGATED] = "the session is not delegated to this user (pam_autogroup delegate=no), "
-                                   "nothing to do",
+        [AG_ENTER_NO_FREE_LEAF] = "every leaf of the session holds processes, left where it is",
+        [AG_ENTER_NO_LEAVES] = "the session has no leaves (autogroup.conf: leaves 0), nothing to do",
 };
 
 const char *ag_enter_result_to_string(AgEnterResult r) {
@@ -96,7 +97,7 @@ static bool gone(int r) {
 }
 
 int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char *path, int *ret_sfd,
-                        char **ret_session_path, char **ret_rest) {
+                        char **ret_session_path, char **ret_rest, bool *ret_delegated) {
         _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1, sfd = -1;
         char ugroup[64], place[AG_PLACE_MAX], *session, *rest, *pool = NULL, *spath;
         struct stat st;
@@ -120,27 +121,28 @@ int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char 
                 r = ag_cg_open(ufd, session, &sfd);
         if (r < 0)
                 return gone(r) ? -ENOENT : r;
-        /* The user group (and its pool) is root's, the session the user's:
-         * that is what the module makes with delegate=yes (a session of
-         * root's is one it did not delegate). Anything else is not a
-         * session of this user. */
+        /* The user group (and its pool) is root's, the session root's (with
+         * root's leaves for the user) or the user's (delegate=yes): what the
+         * module makes. Anything else is not a session of this user. */
         if (fstat(pfd, &st) < 0 || st.st_uid != 0 || fstat(ufd, &st) < 0 || st.st_uid != 0 || fstat(sfd, &st) < 0)
                 return -ENOENT;
-        if (st.st_uid != uid)
-                return st.st_uid == 0 ? -EPERM : -ENOENT;       /* root's: not delegated */
+        if (st.st_uid != uid && st.st_uid != 0)
+                return -ENOENT;
         if (asprintf(&spath, "/%s/%s/%s", place, ugroup, session) < 0)
                 return -ENOMEM;
         *ret_sfd = take_fd(&sfd);
         *ret_session_path = spath;
         *ret_rest = rest;
+        *ret_delegated = st.st_uid == uid && uid != 0;
         return 0;
 }
 
 int ag_session_dir_open_pid(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
-                            char **ret_session_path, char **ret_rest, const char **ret_what) {
+                            char **ret_session_path, char **ret_rest, bool *ret_delegated, const char **ret_what) {
         _cleanup_close_ int sfd = -1;
         _cleanup_free_ char *path = NULL, *spath = NULL, *rest_copy = NULL;
         char *rest;
+        bool delegated;
         int r;
 
         if (!h->has_cpu)
@@ -150,7 +152,7 @@ int ag_session_dir_open_pid(const AgHierarchy *h, const char *root, pid_t pid, u
                 *ret_what = "read the process's cgroup";
                 return r;
         }
-        r = ag_session_dir_open(h, root, uid, path, &sfd, &spath, &rest);
+        r = ag_session_dir_open(h, root, uid, path, &sfd, &spath, &rest, &delegated);
         if (r < 0) {
                 *ret_what = r == -ENOMEM ? "allocate memory" : "open the session group";
                 return r;
@@ -163,48 +165,28 @@ int ag_session_dir_open_pid(const AgHierarchy *h, const char *root, pid_t pid, u
         *ret_sfd = take_fd(&sfd);
         *ret_session_path = TAKE_PTR(spath);
         *ret_rest = TAKE_PTR(rest_copy);
+        *ret_delegated = delegated;
         return 0;
 }
 
-int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
-             AgEnterResult *ret_result, char **ret_leaf, const char **ret_what) {
-        _cleanup_close_ int sfd = -1;
-        _cleanup_free_ char *leaf_path = NULL, *session_path = NULL, *rest = NULL;
+/* A delegated session: pid into <session>/sid-<pid>, made when missing;
+ * the user's empty sid-* leaves of ended terminals go. */
+static int enter_delegated(int sfd, const char *session_path, const char *rest, pid_t pid,
+                           AgEnterResult *ret_result, char **ret_leaf, const char **ret_what) {
+        _cleanup_free_ char *leaf_path = NULL;
         char leaf[64];
-        AgEnterResult result;
-        const char *what = NULL;
         int r;
-
-        r = ag_enter_check_leader(pid, &result, &what);
-        if (r < 0)
-                goto fail;
-        if (r == 0)
-                goto done;
-        r = ag_session_dir_open_pid(h, root, pid, uid, &sfd, &session_path, &rest, &what);
-        if (r == -ENOENT || r == -EPERM) {
-                result = r == -EPERM ? AG_ENTER_NOT_DELEGATED : AG_ENTER_NOT_MANAGED;
-                goto done;
-        }
-        if (r < 0)
-                goto fail;
-
-        r = ag_enter_check_owner(pid, uid, &result, &what);
-        if (r < 0)
-                goto fail;
-        if (r == 0)
-                goto done;
 
         /* pid leads its session: the session id is pid */
         snprintf(leaf, sizeof leaf, AG_LEAF_PREFIX "%" PRIiMAX, (intmax_t) pid);
         if (asprintf(&leaf_path, "%s/%s", session_path, leaf) < 0) {
-                leaf_path = NULL;
-                r = -ENOMEM;
-                what = "allocate memory";
-                goto fail;
+                *ret_what = "allocate memory";
+                return -ENOMEM;
         }
         if (strcmp(rest, leaf) == 0) {
-                result = AG_ENTER_ALREADY;
-                goto done;
+                *ret_result = AG_ENTER_ALREADY;
+                *ret_leaf = TAKE_PTR(leaf_path);
+                return 0;
         }
 
         for (unsigned i = 0;; i++) {
@@ -213,8 +195,8 @@ int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
 
                 r = ag_cg_mkdir_open(sfd, leaf, &created, &lfd);
                 if (r < 0) {
-                        what = "create the leaf";
-                        goto fail;
+                        *ret_what = "create the leaf";
+                        return r;
                 }
                 r = ag_cg_attach(lfd, pid);
                 if (r >= 0)
@@ -227,14 +209,104 @@ int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
                 if (r == -EINVAL && is_realtime(pid)) {
                         /* v1 with RT group scheduling: the leaf has no RT
                          * budget. RT tasks stay where they are. */
-                        result = AG_ENTER_REALTIME;
-                        goto done;
+                        *ret_result = AG_ENTER_REALTIME;
+                        return 0;
                 }
-                what = "move the process into the leaf";
-                goto fail;
+                *ret_what = "move the process into the leaf";
+                return r;
         }
-        result = AG_ENTER_MOVED;
         sweep_siblings(sfd, leaf);
+        *ret_result = AG_ENTER_MOVED;
+        *ret_leaf = TAKE_PTR(leaf_path);
+        return 0;
+}
+
+/* A session of root's: pid stays in a leaf of root's that holds only its
+ * own session's processes, else goes into the first free one. */
+static int enter_root_leaves(int sfd, const char *session_path, const char *rest, pid_t pid, uid_t uid,
+                             AgEnterResult *ret_result, char **ret_leaf, const char **ret_what) {
+        _cleanup_close_ int lfd = -1;
+        char leaf[32];
+        int r;
+
+        if (ag_root_leaf_name_valid(rest) && ag_leaf_open(sfd, rest, uid, &lfd) >= 0 &&
+            ag_leaf_only_session(lfd, pid) > 0) {
+                if (asprintf(ret_leaf, "%s/%s", session_path, rest) < 0) {
+                        *ret_what = "allocate memory";
+                        return -ENOMEM;
+                }
+                *ret_result = AG_ENTER_ALREADY;
+                return 0;
+        }
+        lfd = safe_close(lfd);
+
+        /* A leaf another terminal took between the look and the move is
+         * shared: coarser, never outside the session. */
+        r = ag_leaf_find_free(sfd, uid, leaf, sizeof leaf, &lfd);
+        if (r == -ENOSPC || r == -ENOENT) {
+                *ret_result = r == -ENOSPC ? AG_ENTER_NO_FREE_LEAF : AG_ENTER_NO_LEAVES;
+                *ret_leaf = NULL;
+                return 0;
+        }
+        if (r < 0) {
+                *ret_what = "find a free leaf";
+                return r;
+        }
+        r = ag_cg_attach(lfd, pid);
+        if (r == -EINVAL && is_realtime(pid)) {
+                /* v1 with RT group scheduling: the leaf has no RT budget */
+                *ret_result = AG_ENTER_REALTIME;
+                *ret_leaf = NULL;
+                return 0;
+        }
+        if (r == -ENOENT || r == -ENODEV) {
+                *ret_result = AG_ENTER_NOT_MANAGED;    /* the session is being closed */
+                *ret_leaf = NULL;
+                return 0;
+        }
+        if (r < 0) {
+                *ret_what = "move the process into the leaf";
+                return r;
+        }
+        if (asprintf(ret_leaf, "%s/%s", session_path, leaf) < 0) {
+                *ret_leaf = NULL;      /* moved all the same */
+        }
+        *ret_result = AG_ENTER_MOVED;
+        return 0;
+}
+
+int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
+             AgEnterResult *ret_result, char **ret_leaf, const char **ret_what) {
+        _cleanup_close_ int sfd = -1;
+        _cleanup_free_ char *leaf_path = NULL, *session_path = NULL, *rest = NULL;
+        AgEnterResult result;
+        const char *what = NULL;
+        bool delegated = false;
+        int r;
+
+        r = ag_enter_check_leader(pid, &result, &what);
+        if (r < 0)
+                goto fail;
+        if (r == 0)
+                goto done;
+        r = ag_session_dir_open_pid(h, root, pid, uid, &sfd, &session_path, &rest, &delegated, &what);
+        if (r == -ENOENT) {
+                result = AG_ENTER_NOT_MANAGED;
+                goto done;
+        }
+        if (r < 0)
+                goto fail;
+
+        r = ag_enter_check_owner(pid, uid, &result, &what);
+        if (r < 0)
+                goto fail;
+        if (r == 0)
+                goto done;
+
+        r = delegated ? enter_delegated(sfd, session_path, rest, pid, &result, &leaf_path, &what)
+                      : enter_root_leaves(sfd, session_path, rest, pid, uid, &result, &leaf_path, &what);
+        if (r < 0)
+                goto fail;
 
 done:
         *ret_result = result;

@@ -2,13 +2,16 @@
 #pragma once
 
 /* "autogroup enter": moves a process that leads a setsid() session into a
- * leaf of its own inside the user's delegated pam_autogroup session.
+ * leaf of its own inside the user's pam_autogroup session: a free one of
+ * the leaves root made at open (lib/leaves.h), or, in a session delegated to
+ * the user (delegate=yes), a leaf sid-<pid> it makes there.
  *
- * No privilege is used or needed: the session directory and its cgroup.procs
- * belong to the user (the module delegated them), so the kernel's file
- * permissions decide. The session is found from the process's own cgroup,
- * never from the environment. */
+ * No privilege is used or needed: the kernel's file permissions decide
+ * (root handed the user the leaves' cgroup.procs, or the delegated session).
+ * The session is found from the process's own cgroup, never from the
+ * environment. */
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "cgroup.h"
@@ -26,7 +29,8 @@ typedef enum AgEnterResult {
         AG_ENTER_REALTIME,             /* a real-time task the kernel refused: left where it is */
         AG_ENTER_SCOPE_FAILED,         /* logind host: the user manager could not be asked, or refused */
         AG_ENTER_LOGIN_SHELL,          /* logind host: the login's own shell stays in its session scope */
-        AG_ENTER_NOT_DELEGATED,        /* in the user's session, which stays root's (delegate=no) */
+        AG_ENTER_NO_FREE_LEAF,         /* every leaf of the session holds processes: left where it is */
+        AG_ENTER_NO_LEAVES,            /* the session has no leaves (the item leaves is 0) */
         _AG_ENTER_RESULT_MAX,
 } AgEnterResult;
 
@@ -34,23 +38,24 @@ const char *ag_enter_result_to_string(AgEnterResult r);
 
 /* Opens the session directory that path (a process's cgroup path in h, as
  * ag_cg_pid_path gives it; modified) is in: a session of uid below root, the
- * user group (and its pool) root's and the session uid's, as the module makes
- * them, walked down from the mount without following symlinks. Returns the
- * directory fd, the session's cgroup path ("/<root>[/pool-<name>]/user-<uid>/<session>",
- * allocated) and the rest of path below it (a pointer into path, "" for
- * none). -ENOENT when path is not in such a session, -EPERM when it is in
- * a session of uid that was not delegated (root's, pam_autogroup's default). */
+ * user group (and its pool) root's and the session root's (the default) or
+ * uid's (delegated), as the module makes them, walked down from the mount
+ * without following symlinks. Returns the directory fd, the session's
+ * cgroup path ("/<root>[/pool-<name>]/user-<uid>/<session>", allocated),
+ * the rest of path below it (a pointer into path, "" for none) and whether
+ * the session is delegated to uid. -ENOENT when path is not in such a
+ * session. */
 int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char *path, int *ret_sfd,
-                        char **ret_session_path, char **ret_rest);
+                        char **ret_session_path, char **ret_rest, bool *ret_delegated);
 
-/* The session lookup of enter, run and set: the delegated session of uid
+/* The session lookup of enter, run and set: the session of uid
  * that pid sits in, from pid's cgroup in h (ag_cg_pid_path) through
  * ag_session_dir_open(), with the same returns; *ret_rest is allocated here.
  * -ENOENT also when h has no cpu or pid no cgroup in h. On failure
  * *ret_what names the step that failed ("read the process's cgroup", "open
  * the session group", "allocate memory"), except for an h without cpu. */
 int ag_session_dir_open_pid(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
-                            char **ret_session_path, char **ret_rest, const char **ret_what);
+                            char **ret_session_path, char **ret_rest, bool *ret_delegated, const char **ret_what);
 
 /* The checks both modes of "autogroup enter" (this one and the systemd
  * mode's, enter-systemd.h) make of pid, each returning 1 to go on, 0 with
@@ -62,10 +67,13 @@ int ag_session_dir_open_pid(const AgHierarchy *h, const char *root, pid_t pid, u
 int ag_enter_check_leader(pid_t pid, AgEnterResult *ret_result, const char **ret_what);
 int ag_enter_check_owner(pid_t pid, uid_t uid, AgEnterResult *ret_result, const char **ret_what);
 
-/* Moves pid into <session>/sid-<pid> when pid leads its session and sits in a
- * session of uid (the session directory must be owned by uid, the user group
- * by root) and belongs to uid (ag_enter_check_owner). On success *ret_result says what happened and *ret_leaf (may be
- * NULL) is the leaf's cgroup path when there is one. On failure *ret_what
- * (may be NULL) names the step that failed. */
+/* Moves pid into a leaf of its own when pid leads its session, sits in a
+ * session of uid (ag_session_dir_open) and belongs to uid
+ * (ag_enter_check_owner): in a session of root's, the first free leaf-<i>
+ * unless pid already sits in a leaf that holds only its own session's
+ * processes; in a delegated session, <session>/sid-<pid>. On success
+ * *ret_result says what happened and *ret_leaf (may be NULL) is the leaf's
+ * cgroup path when there is one. On failure *ret_what (may be NULL) names
+ * the step that failed. */
 int ag_enter(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid,
              AgEnterResult *ret_result, char **ret_leaf, const char **ret_what);

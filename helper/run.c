@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "enter.h"
+#include "leaves.h"
 #include "policy.h"
 #include "pool.h"
 #include "run.h"
@@ -24,14 +25,14 @@
 #define LEAF_ATTEMPTS 16
 #define MAX_LEAF_PROCS 4096
 
-/* The caller's (or pid's) delegated session, through the lookup of
- * "autogroup enter"; *ret_what is what run and set say they could not do. */
+/* The caller's (or pid's) session, through the lookup of "autogroup
+ * enter"; *ret_what is what run and set say they could not do. */
 static int open_session(const AgHierarchy *h, const char *root, pid_t pid, int *ret_sfd, char **ret_path,
-                        char **ret_rest, const char **ret_what) {
+                        char **ret_rest, bool *ret_delegated, const char **ret_what) {
         const char *step = NULL;
         int r;
 
-        r = ag_session_dir_open_pid(h, root, pid, getuid(), ret_sfd, ret_path, ret_rest, &step);
+        r = ag_session_dir_open_pid(h, root, pid, getuid(), ret_sfd, ret_path, ret_rest, ret_delegated, &step);
         if (r < 0)
                 *ret_what = r == -ENOMEM ? "allocate memory" : "find the session";
         return r;
@@ -53,9 +54,7 @@ static void note_latency(const char *verb, AgLatency l, AgLatencyResult res) {
 }
 
 static const char *session_error(int r) {
-        return r == -ENOENT ? "not inside one of your pam_autogroup sessions"
-               : r == -EPERM ? "your pam_autogroup session is not delegated to you (the module's delegate=no)"
-                             : strerror(-r);
+        return r == -ENOENT ? "not inside one of your pam_autogroup sessions" : strerror(-r);
 }
 
 /* Removes empty "run-*" leaves of commands that ended without their run
@@ -85,12 +84,14 @@ static _Noreturn void child(int lfd, int errfd, const AgRunOptions *o, char **ar
         int r;
 
         (void) sigprocmask(SIG_SETMASK, mask, NULL);
-        r = ag_cg_attach(lfd, getpid());
-        if (r < 0) {
-                e = (ChildError) { 0, -r };
-                goto fail;
+        if (lfd >= 0) {         /* -1: no leaf free, the command runs where it is */
+                r = ag_cg_attach(lfd, getpid());
+                if (r < 0) {
+                        e = (ChildError) { 0, -r };
+                        goto fail;
+                }
+                safe_close(lfd);
         }
-        safe_close(lfd);
         if (o->set_latency) {
                 r = ag_latency_apply(0, o->latency, &res);
                 if (r < 0) {
@@ -145,39 +146,30 @@ static int wait_child(pid_t pid) {
         return 1;
 }
 
-int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char **argv) {
-        _cleanup_close_ int sfd = -1, lfd = -1;
-        _cleanup_free_ char *spath = NULL, *rest = NULL;
-        const char *what = NULL;
-        char leaf[64];
+/* A delegated session: a leaf run-<pid> of the caller's own, with the
+ * weight and idle flag asked for. */
+static int make_own_leaf(const AgHierarchy *h, int sfd, const char *spath, const AgRunOptions *o, char *leaf,
+                         size_t size, int *ret_lfd) {
+        _cleanup_close_ int lfd = -1;
         bool idle_missing = false;
-        sigset_t block, old;
-        int r, pipefd[2], status;
-        ChildError e;
-        pid_t pid;
-        ssize_t n;
+        int r;
 
-        r = open_session(h, root, getpid(), &sfd, &spath, &rest, &what);
-        if (r < 0) {
-                fprintf(stderr, "autogroup run: cannot %s: %s\n", what, session_error(r));
-                return 1;
-        }
         sweep_stale(sfd);
-
         for (unsigned i = 0;; i++) {
                 if (i >= LEAF_ATTEMPTS) {
                         fprintf(stderr, "autogroup run: cannot find a free leaf name in %s\n", spath);
-                        return 1;
+                        return -EEXIST;
                 }
                 if (i == 0)
-                        snprintf(leaf, sizeof leaf, AG_RUN_LEAF_PREFIX "%" PRIiMAX, (intmax_t) getpid());
+                        snprintf(leaf, size, AG_RUN_LEAF_PREFIX "%" PRIiMAX, (intmax_t) getpid());
                 else
-                        snprintf(leaf, sizeof leaf, AG_RUN_LEAF_PREFIX "%" PRIiMAX "-%u", (intmax_t) getpid(), i);
+                        snprintf(leaf, size, AG_RUN_LEAF_PREFIX "%" PRIiMAX "-%u", (intmax_t) getpid(), i);
                 if (mkdirat(sfd, leaf, 0755) == 0)
                         break;
                 if (errno != EEXIST) {
-                        fprintf(stderr, "autogroup run: cannot create %s/%s: %m\n", spath, leaf);
-                        return 1;
+                        r = -errno;
+                        fprintf(stderr, "autogroup run: cannot create %s/%s: %s\n", spath, leaf, strerror(-r));
+                        return r;
                 }
         }
         r = ag_cg_open(sfd, leaf, &lfd);
@@ -185,16 +177,70 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
                 r = ag_cg_set_weight_idle(h, lfd, ag_run_leaf_weight(o), o->idle, &idle_missing);
         if (r < 0) {
                 fprintf(stderr, "autogroup run: cannot set up %s/%s: %s\n", spath, leaf, strerror(-r));
-                goto remove;
+                lfd = safe_close(lfd);
+                (void) unlinkat(sfd, leaf, AT_REMOVEDIR);
+                return r;
         }
         if (idle_missing)
                 note_idle_missing("run");
-        if (o->verbose)
+        *ret_lfd = take_fd(&lfd);
+        return 0;
+}
+
+/* A session of root's: the class leaf of --latency's class where root made
+ * one (interactive 1, 2), else a free leaf-<i>; none free: *ret_lfd stays
+ * -1 and the command runs where the caller is. Weights are root's. */
+static int pick_root_leaf(int sfd, const char *spath, const AgRunOptions *o, char *leaf, size_t size,
+                          int *ret_lfd) {
+        int r;
+
+        if (o->weight > 0 || o->idle >= 0) {
+                fprintf(stderr, "autogroup run: the weight and idle flag of your session's leaves are root's "
+                                "(autogroup.conf: interactive, idle); --weight and --idle need a session "
+                                "delegated to you\n");
+                return -EPERM;
+        }
+        r = o->set_latency ? ag_leaf_for_class(sfd, getuid(), o->latency, leaf, size, ret_lfd)
+                           : ag_leaf_find_free(sfd, getuid(), leaf, size, ret_lfd);
+        if (r == -ENOSPC || r == -ENOENT) {
+                if (o->verbose)
+                        fprintf(stderr, "autogroup run: %s in %s: %s runs where it is\n",
+                                r == -ENOSPC ? "every leaf holds processes" : "no leaves (leaves 0)", spath,
+                                "the command");
+                *leaf = 0;
+                return 0;
+        }
+        if (r < 0)
+                fprintf(stderr, "autogroup run: cannot find a leaf in %s: %s\n", spath, strerror(-r));
+        return r;
+}
+
+int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char **argv) {
+        _cleanup_close_ int sfd = -1, lfd = -1;
+        _cleanup_free_ char *spath = NULL, *rest = NULL;
+        const char *what = NULL;
+        char leaf[64] = "";
+        bool delegated = false;
+        sigset_t block, old;
+        int r, pipefd[2], status;
+        ChildError e;
+        pid_t pid;
+        ssize_t n;
+
+        r = open_session(h, root, getpid(), &sfd, &spath, &rest, &delegated, &what);
+        if (r < 0) {
+                fprintf(stderr, "autogroup run: cannot %s: %s\n", what, session_error(r));
+                return 1;
+        }
+        r = delegated ? make_own_leaf(h, sfd, spath, o, leaf, sizeof leaf, &lfd)
+                      : pick_root_leaf(sfd, spath, o, leaf, sizeof leaf, &lfd);
+        if (r < 0)
+                return 1;
+        if (o->verbose && lfd >= 0)
                 fprintf(stderr, "autogroup run: %s/%s\n", spath, leaf);
 
         if (pipe2(pipefd, O_CLOEXEC) < 0) {
                 fprintf(stderr, "autogroup run: pipe: %m\n");
-                r = -errno;
                 goto remove;
         }
         run_signals(&block);
@@ -203,7 +249,6 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
         pid = fork();
         if (pid < 0) {
                 fprintf(stderr, "autogroup run: fork: %m\n");
-                r = -errno;
                 (void) sigprocmask(SIG_SETMASK, &old, NULL);
                 safe_close(pipefd[0]);
                 safe_close(pipefd[1]);
@@ -229,14 +274,17 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
                                 e.step == 0 ? "move into" : "set the latency class in", spath, leaf,
                                 strerror(e.error));
         }
-        /* The command is done: its leaf goes once empty (background
-         * processes keep it until they end; the session's close removes it). */
-        (void) unlinkat(sfd, leaf, AT_REMOVEDIR);
+        /* The command is done: a leaf of its own goes once empty (background
+         * processes keep it until they end; the session's close removes
+         * it); root's leaves stay for the next command. */
+        if (delegated)
+                (void) unlinkat(sfd, leaf, AT_REMOVEDIR);
         return status;
 
 remove:
         lfd = safe_close(lfd);
-        (void) unlinkat(sfd, leaf, AT_REMOVEDIR);
+        if (delegated)
+                (void) unlinkat(sfd, leaf, AT_REMOVEDIR);
         return 1;
 }
 
@@ -283,12 +331,65 @@ static bool leaf_is_users(int sfd, const char *path) {
                faccessat(lfd, "cpu.shares", W_OK, AT_EACCESS) == 0;
 }
 
+/* set in a session of root's: weights and idle flags are root's; the
+ * class goes on the process (or on every process of a leaf), and a process
+ * of the user's own goes into its class's leaf where root made one. */
+static int set_root_leaves(int sfd, const char *spath, const AgRunOptions *o, bool by_pid, pid_t pid,
+                           const char *target) {
+        AgLatencyResult res = AG_LATENCY_APPLIED;
+        _cleanup_close_ int lfd = -1;
+        char leaf[32];
+        unsigned n = 1;
+        int r;
+
+        if (o->weight > 0 || o->idle >= 0) {
+                fprintf(stderr, "autogroup set: the weight and idle flag of your session's leaves are root's "
+                                "(autogroup.conf: interactive, idle); --weight and --idle need a session "
+                                "delegated to you\n");
+                return 1;
+        }
+        if (!by_pid) {
+                r = ag_leaf_open(sfd, target, getuid(), &lfd);
+                if (r < 0) {
+                        fprintf(stderr, "autogroup set: no leaf %s of yours in %s: %s\n", target, spath,
+                                r == -ENOENT ? "no such leaf" : r == -EPERM ? "not one of root's leaves for you"
+                                                                             : strerror(-r));
+                        return 1;
+                }
+                r = leaf_latency(lfd, o->latency, &n, &res);
+        } else {
+                r = ag_pid_owned_by(pid, getuid());
+                if (r == 0) {
+                        fprintf(stderr, "autogroup set: process %jd is not yours\n", (intmax_t) pid);
+                        return 1;
+                }
+                if (r > 0)
+                        r = ag_latency_apply_process(pid, o->latency, &res);
+                if (r >= 0 && ag_class_leaf_name(o->latency, leaf, sizeof leaf) >= 0 &&
+                    ag_leaf_open(sfd, leaf, getuid(), &lfd) >= 0) {
+                        r = ag_cg_attach(lfd, pid);
+                        if (r >= 0 && o->verbose)
+                                fprintf(stderr, "autogroup set: process %jd moved into %s/%s\n", (intmax_t) pid,
+                                        spath, leaf);
+                }
+        }
+        if (r < 0) {
+                fprintf(stderr, "autogroup set: cannot set latency class %s on %s: %s\n",
+                        ag_latency_to_string(o->latency), target, strerror(-r));
+                return 1;
+        }
+        if (n > 0)
+                note_latency("set", o->latency, res);
+        return 0;
+}
+
 int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const char *target) {
         _cleanup_close_ int sfd = -1, lfd = -1;
         _cleanup_free_ char *spath = NULL, *rest = NULL;
         const char *what = NULL, *leaf;
         bool idle_missing = false;
         AgLatencyResult res = AG_LATENCY_APPLIED;
+        bool delegated = false;
         pid_t pid = 0;
         int r;
 
@@ -297,7 +398,7 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
                 fprintf(stderr, "autogroup set: '%s' is neither a PID nor a leaf name of your session\n", target);
                 return 2;
         }
-        r = open_session(h, root, by_pid ? pid : getpid(), &sfd, &spath, &rest, &what);
+        r = open_session(h, root, by_pid ? pid : getpid(), &sfd, &spath, &rest, &delegated, &what);
         if (r < 0) {
                 if (by_pid)
                         fprintf(stderr, "autogroup set: process %jd is %s\n", (intmax_t) pid,
@@ -308,6 +409,8 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
                 return 1;
         }
         leaf = by_pid ? rest : target;
+        if (!delegated)
+                return set_root_leaves(sfd, spath, o, by_pid, pid, target);
 
         /* The table's weight for --latency (interactive 1, 2) where the
          * process sits in a leaf that is not the user's (login/, or the

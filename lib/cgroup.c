@@ -509,6 +509,12 @@ int ag_cg_delegate(const AgHierarchy *h, int cgfd, uid_t uid, gid_t gid) {
         return 0;
 }
 
+int ag_cg_grant_procs(int cgfd, uid_t uid, gid_t gid) {
+        if (fchownat(cgfd, "cgroup.procs", uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+                return negative_errno();
+        return 0;
+}
+
 int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd) {
         int r;
 

@@ -90,6 +90,11 @@ int ag_cg_attach(int cgfd, pid_t pid);
  * on v1 tasks. Never any cpu.* file. */
 int ag_cg_delegate(const AgHierarchy *h, int cgfd, uid_t uid, gid_t gid);
 
+/* Hands only the group's cgroup.procs to uid:gid, the one file the kernel
+ * checks for a move into the group (on cgroup v2 also for a move below it,
+ * as the common ancestor): the directory and every other file stay root's. */
+int ag_cg_grant_procs(int cgfd, uid_t uid, gid_t gid);
+
 /* Does the controller list file (v2 "cgroup.controllers" or
  * "cgroup.subtree_control") of the group list cpu? 1 yes, 0 no, or -errno. */
 int ag_cg_lists_cpu(int cgfd, const char *file);

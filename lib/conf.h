@@ -8,7 +8,7 @@
  * domain: user name | @group | min:max uid range (either end open) | *
  * item:   weight (1..10000) | max (N% or none) | sessions (yes|no) | idle (yes|no)
  *         | latency (0|batch, 1|normal, 2|interactive, 3|audio)
- *         | pool (NAME or none) | interactive (0|1|2)
+ *         | pool (NAME or none) | interactive (0|1|2) | leaves (0..64)
  * pools:  pool:NAME <weight|max|idle> <value> gives the pool NAME its limits
  *
  * Malformed lines are reported through the error callback (file, line,
@@ -45,6 +45,7 @@ typedef enum AgItem {
         /* pools */
         AG_ITEM_POOL,                  /* value in AgRule.str (NULL: "none") */
         AG_ITEM_INTERACTIVE,           /* 0..AG_INTERACTIVE_MAX: leaf weights of latency classes */
+        AG_ITEM_LEAVES,                /* 0..AG_LEAVES_MAX: root-made leaves of each session */
         _AG_ITEM_MAX,
 } AgItem;
 
@@ -67,6 +68,13 @@ typedef enum AgLatency {
 #define AG_INTERACTIVE_MAX 2
 #define AG_INTERACTIVE_DEFAULT 0
 
+/* The item "leaves": how many leaves root makes in each session at open,
+ * for the user's terminals and "autogroup run" commands (lib/place.h). The
+ * default serves a tmux with four panes and two "autogroup run" commands
+ * beside the login's own shell in login/. */
+#define AG_LEAVES_MAX 64
+#define AG_LEAVES_DEFAULT 6
+
 /* "batch", "normal", "interactive", "audio"; NULL out of range. */
 const char *ag_latency_to_string(AgLatency l);
 /* A class number (0..3) or name; -EINVAL for anything else. */
@@ -81,7 +89,8 @@ typedef struct AgRule {
         uid_t uid_min, uid_max;        /* AG_DOMAIN_RANGE; open ends are 0 / (uid_t)-1 - 1 */
         AgItem item;
         long value;                    /* weight; max in percent or AG_MAX_NONE; 0/1 for booleans;
-                                        * an AgLatency for latency; 0..2 for interactive */
+                                        * an AgLatency for latency; 0..2 for interactive;
+                                        * 0..AG_LEAVES_MAX for leaves */
         const char *file;              /* points into AgConfig.files, valid as long as the config */
         unsigned line;
         /* pools */

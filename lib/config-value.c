@@ -33,6 +33,7 @@
                              " of a-z 0-9 _ -, starting with a letter or digit)"
 #define MSG_POOL             "invalid pool (expected a pool name or none)"
 #define MSG_INTERACTIVE      "invalid interactive (expected 0, 1 or 2)"
+#define MSG_LEAVES           "invalid leaves (expected 0.." STRINGIFY(AG_LEAVES_MAX) ")"
 
 static const char *const item_table[_AG_ITEM_MAX] = {
         [AG_ITEM_WEIGHT]   = "weight",
@@ -43,6 +44,7 @@ static const char *const item_table[_AG_ITEM_MAX] = {
         /* latency classes */
         [AG_ITEM_LATENCY]  = "latency",
         [AG_ITEM_INTERACTIVE] = "interactive",
+        [AG_ITEM_LEAVES]   = "leaves",
 };
 
 /* latency classes */
@@ -248,6 +250,12 @@ const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
                 if (f->n != 1 || f->p[0] < '0' || f->p[0] > '0' + AG_INTERACTIVE_MAX)
                         return MSG_INTERACTIVE;
                 *ret = f->p[0] - '0';
+                return NULL;
+
+        case AG_ITEM_LEAVES:
+                if (parse_decimal(f->p, f->n, AG_LEAVES_MAX, &v) < 0)
+                        return MSG_LEAVES;
+                *ret = (long) v;
                 return NULL;
 
         /* pools: 1 for a name (the caller copies the field), 0 for none */

@@ -33,6 +33,44 @@ int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, ch
         return 0;
 }
 
+int ag_root_leaf_name(unsigned i, char *buf, size_t size) {
+        int n;
+
+        if (i < 1 || i > AG_LEAVES_MAX)
+                return -EINVAL;
+        n = snprintf(buf, size, AG_ROOT_LEAF_PREFIX "%u", i);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
+int ag_class_leaf_name(AgLatency l, char *buf, size_t size) {
+        int n;
+
+        if (l != AG_LATENCY_INTERACTIVE && l != AG_LATENCY_AUDIO)
+                return -EINVAL;
+        n = snprintf(buf, size, AG_CLASS_LEAF_PREFIX "%s", ag_latency_to_string(l));
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
+bool ag_root_leaf_name_valid(const char *name) {
+        char buf[32];
+        unsigned long v;
+
+        if (strncmp(name, AG_ROOT_LEAF_PREFIX, strlen(AG_ROOT_LEAF_PREFIX)) == 0) {
+                if (ag_safe_atoul(name + strlen(AG_ROOT_LEAF_PREFIX), AG_LEAVES_MAX, &v) < 0 ||
+                    ag_root_leaf_name((unsigned) v, buf, sizeof buf) < 0)
+                        return false;
+                return strcmp(buf, name) == 0;         /* the canonical spelling only */
+        }
+        for (AgLatency l = 0; l < _AG_LATENCY_MAX; l++)
+                if (ag_class_leaf_name(l, buf, sizeof buf) >= 0 && strcmp(buf, name) == 0)
+                        return true;
+        return false;
+}
+
 int ag_user_group_name(uid_t uid, char *buf, size_t size) {
         int n = snprintf(buf, size, AG_USER_PREFIX "%" PRIuMAX, (uintmax_t) uid);
         if (n < 0 || (size_t) n >= size)

@@ -53,6 +53,27 @@ typedef void (*ag_removed_fn)(void *userdata, const char *path);
 #define AG_ROOT_NAME_MAX 64
 bool ag_root_name_valid(const char *s);
 
+/* The leaves root makes in a session that is not delegated (the default),
+ * each root's but for its cgroup.procs, which is the user's (on cgroup v2
+ * the session's cgroup.procs too, the common ancestor of every move between
+ * them): the user can move their own processes between them and nowhere
+ * else, and can neither make a group nor change a weight.
+ *
+ *   leaf-1 .. leaf-<leaves>   a terminal (autogroup enter) or an "autogroup run"
+ *                             command each, the default weight
+ *   class-interactive         at interactive 1 and 2: "autogroup run --latency"
+ *   class-audio               of that class, with the weight of lib/latency.h's
+ *                             table (the item interactive), written by root */
+#define AG_ROOT_LEAF_PREFIX "leaf-"
+#define AG_CLASS_LEAF_PREFIX "class-"
+/* "leaf-<i>" for i in 1..AG_LEAVES_MAX. */
+int ag_root_leaf_name(unsigned i, char *buf, size_t size);
+/* "class-<class>" for the classes whose leaf weight the level raises
+ * (interactive, audio); -EINVAL for the others (they use leaf-<i>). */
+int ag_class_leaf_name(AgLatency l, char *buf, size_t size);
+/* Is name one of the names above? */
+bool ag_root_leaf_name_valid(const char *name);
+
 /* "user-<uid>". */
 int ag_user_group_name(uid_t uid, char *buf, size_t size);
 /* Parses "user-<uid>" (the canonical spelling only); -EINVAL for anything else. */

@@ -22,6 +22,7 @@ void ag_policy_init(AgPolicy *ret) {
                 .idle = false,
                 .latency = AG_LATENCY_DEFAULT,
                 .interactive = AG_INTERACTIVE_DEFAULT,
+                .leaves = AG_LEAVES_DEFAULT,
         };
 }
 
@@ -200,6 +201,8 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
                 p.latency = (AgLatency) best[AG_ITEM_LATENCY]->value;
         if (best[AG_ITEM_INTERACTIVE] && (unsigned long) best[AG_ITEM_INTERACTIVE]->value <= AG_INTERACTIVE_MAX)
                 p.interactive = (unsigned) best[AG_ITEM_INTERACTIVE]->value;
+        if (best[AG_ITEM_LEAVES] && (unsigned long) best[AG_ITEM_LEAVES]->value <= AG_LEAVES_MAX)
+                p.leaves = (unsigned) best[AG_ITEM_LEAVES]->value;
         /* pools */
         if (best[AG_ITEM_POOL] && best[AG_ITEM_POOL]->str)
                 snprintf(p.pool, sizeof p.pool, "%s", best[AG_ITEM_POOL]->str);

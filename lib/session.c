@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "latency.h"
 #include "place.h"
 #include "pool.h"
 #include "session.h"
@@ -71,12 +72,67 @@ static int apply_user_policy(const AgHierarchy *h, int ufd, bool created, const 
         return created ? ag_cg_apply_new(h, ufd, &v) : ag_cg_apply(h, ufd, &v, NULL);
 }
 
+/* One leaf of root's below the session sfd: made, its weight written when
+ * weight > 0 (a class leaf), its cgroup.procs handed to the user. */
+static int make_root_leaf(const AgHierarchy *h, int sfd, const char *name, unsigned weight, uid_t uid, gid_t gid) {
+        _cleanup_close_ int lfd = -1;
+        int r;
+
+        r = ag_cg_mkdir_open_0755(sfd, name, NULL, &lfd);
+        if (r >= 0 && weight > 0 && h->has_cpu)
+                r = ag_cg_set_weight_idle(h, lfd, weight, -1, NULL);
+        if (r >= 0)
+                r = ag_cg_grant_procs(lfd, uid, gid);
+        return r;
+}
+
+/* The leaves of an undelegated session (place.h): leaf-1 .. leaf-<leaves>,
+ * and at interactive 1 and 2 a leaf for each class whose weight the level
+ * raises. On v2 the session's cgroup.procs goes to the user too, the common
+ * ancestor the kernel checks for a move between two leaves. The first leaf
+ * the kernel refuses ends the making: what was made stays, the login is
+ * grouped, and the -errno is returned (*ret_leaves, *ret_classes say what
+ * is there). */
+static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, unsigned *ret_leaves,
+                       unsigned *ret_classes) {
+        unsigned n = p->policy->leaves, level = p->policy->interactive;
+        char name[32];
+        int r;
+
+        *ret_leaves = *ret_classes = 0;
+        if (n == 0 && level == 0)
+                return 0;
+        if (h->version == 2) {
+                r = ag_cg_grant_procs(sfd, p->uid, p->gid);
+                if (r < 0)
+                        return r;
+        }
+        for (unsigned i = 1; i <= n; i++) {
+                r = ag_root_leaf_name(i, name, sizeof name);
+                if (r >= 0)
+                        r = make_root_leaf(h, sfd, name, 0, p->uid, p->gid);
+                if (r < 0)
+                        return r;
+                *ret_leaves = i;
+        }
+        for (AgLatency l = 0; level > 0 && l < _AG_LATENCY_MAX; l++) {
+                if (ag_class_leaf_name(l, name, sizeof name) < 0)
+                        continue;       /* batch and normal keep the default weight: leaf-<i> */
+                r = make_root_leaf(h, sfd, name, ag_latency_leaf_weight(l, level), p->uid, p->gid);
+                if (r < 0)
+                        return r;
+                *ret_classes |= 1U << l;
+        }
+        return 0;
+}
+
 /* Makes the session directory and its login/ leaf, delegates both when
  * p->delegate (on cgroup v2 only once the kernel's bounds on the session's
- * subtree are written; else *ret_delegate_error gets the -errno and the
- * session stays root's), moves pid in. On failure removes what it made. */
-static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pid_t pid, char **ret_name,
-                        int *ret_delegate_error, const char **what) {
+ * subtree are written; else ret_s->delegate_error gets the -errno and the
+ * session stays root's), or else makes root's leaves (ret_s->leaves,
+ * class_leaves, leaves_error), moves pid in. On failure removes what it made. */
+static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pid_t pid, AgSession *ret_s,
+                        char **ret_name, const char **what) {
         _cleanup_close_ int sfd = -1, lfd = -1;
         bool delegate = p->delegate;
         char name[64];
@@ -118,7 +174,7 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                         }
                         if (r < 0) {
                                 /* unbounded, it is not handed to the user */
-                                *ret_delegate_error = r;
+                                ret_s->delegate_error = r;
                                 delegate = false;
                         }
                 }
@@ -143,6 +199,13 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                         *what = "delegate the session group";
                         goto fail;
                 }
+        } else if (p->policy->sessions) {
+                r = make_leaves(h, sfd, p, &ret_s->leaves, &ret_s->class_leaves);
+                if (r == -ENOENT || r == -ENODEV) {
+                        *what = "create the session's leaves";
+                        goto fail;      /* removed under our feet: start over */
+                }
+                ret_s->leaves_error = r < 0 ? r : 0;
         }
         r = ag_cg_attach(lfd, pid);
         if (r < 0) {
@@ -175,7 +238,8 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         pid_t pid = p->pid > 0 ? p->pid : getpid();
         char ugroup[64], place[AG_PLACE_MAX];
         const char *policy_what = NULL;
-        int r, policy_error = 0, delegate_error = 0;
+        int r, policy_error = 0;
+        AgSession made = {};
         bool created;
 
         r = ag_user_group_name(p->uid, ugroup, sizeof ugroup);
@@ -285,8 +349,8 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                         (void) ag_user_sweep(pfd, place, p->uid, false, AG_SESSION_MAX_DIRS, p->removed,
                                              p->removed_userdata);
 
-                delegate_error = 0;
-                r = make_session(h, ufd, p, pid, &name, &delegate_error, &what);
+                made = (AgSession) {};
+                r = make_session(h, ufd, p, pid, &made, &name, &what);
                 if (r >= 0)
                         break;
                 if (!retryable(r) || i >= OPEN_RETRIES)
@@ -316,7 +380,10 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         s->path = TAKE_PTR(path);
         s->policy_error = policy_error;
         s->policy_what = policy_what;
-        s->delegate_error = delegate_error;
+        s->delegate_error = made.delegate_error;
+        s->leaves = made.leaves;
+        s->class_leaves = made.class_leaves;
+        s->leaves_error = made.leaves_error;
         *ret = s;
         r = 0;
 
@@ -324,6 +391,27 @@ finish:
         if (r < 0 && ret_what)
                 *ret_what = what;
         return r;
+}
+
+/* The leaves open made, by name (no directory read); the ones still in use
+ * stay for the walk that follows. Returns how many went, each counted
+ * against *budget as the walk would have. */
+static unsigned remove_root_leaves(int sfd, const AgSession *s, unsigned *budget) {
+        unsigned n = 0;
+        char name[32];
+
+        for (unsigned i = 1; i <= s->leaves && *budget > 0; i++)
+                if (ag_root_leaf_name(i, name, sizeof name) >= 0 && unlinkat(sfd, name, AT_REMOVEDIR) == 0) {
+                        (*budget)--;
+                        n++;
+                }
+        for (AgLatency l = 0; l < _AG_LATENCY_MAX && *budget > 0; l++)
+                if ((s->class_leaves & (1U << l)) && ag_class_leaf_name(l, name, sizeof name) >= 0 &&
+                    unlinkat(sfd, name, AT_REMOVEDIR) == 0) {
+                        (*budget)--;
+                        n++;
+                }
+        return n;
 }
 
 int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_removed_fn removed, void *userdata) {
@@ -384,9 +472,12 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
                          * gone first, one rmdir removes the session. Counted
                          * as the walk below would have (one directory visited
                          * and removed); when it stays, the walk deals with it. */
-                        if (ag_cg_open(ufd, s->name, &sfd) >= 0 && unlinkat(sfd, AG_LOGIN_LEAF, AT_REMOVEDIR) == 0) {
-                                budget--;
-                                n++;
+                        if (ag_cg_open(ufd, s->name, &sfd) >= 0) {
+                                if (unlinkat(sfd, AG_LOGIN_LEAF, AT_REMOVEDIR) == 0) {
+                                        budget--;
+                                        n++;
+                                }
+                                n += remove_root_leaves(sfd, s, &budget);
                         }
                         sfd = safe_close(sfd);
                         result = ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);

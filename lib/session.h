@@ -4,16 +4,22 @@
 /* A login's groups (the layout and the layers: place.h):
  *
  *   <hierarchy>/<root>[/pool-<name>]/user-<uid>/<session>/login
- *                                                        /<leaf>...   (made by the helper)
+ *                                                        /leaf-1 .. leaf-<leaves>
+ *                                                        /class-interactive, class-audio
  *
- * <root>, pool-<name> and user-<uid> belong to root and carry the policy. A
- * delegated session (AgOpenParams.delegate) has its directory and its
- * cgroup.procs (v2: cgroup.threads and cgroup.subtree_control; v1: tasks)
- * owned by the user, its cpu.* files stay root's; an undelegated one is
- * root's throughout, and the user can neither make groups in it nor move
- * processes out of it. Opening creates what is missing and moves a process
- * into login/; closing moves it out and removes every empty group of that
- * user (the sweeps: pool.h). */
+ * <root>, pool-<name> and user-<uid> belong to root and carry the policy.
+ * By default a session is root's throughout but for the cgroup.procs files
+ * of its leaves (on v2 also the session's own, the common ancestor of a
+ * move between them), which belong to the user: the user moves their own
+ * processes between the session's leaves (autogroup enter and run), and can
+ * neither make a group, change a weight, nor move a process into the
+ * session from outside or out of it (place.h names the leaves). login/
+ * stays root's entirely. A delegated session (AgOpenParams.delegate, cgroup
+ * v2) gets no leaves from root: its directory and its cgroup.procs,
+ * cgroup.threads and cgroup.subtree_control are the user's, who makes
+ * groups in it; its cpu.* files stay root's. Opening creates what is
+ * missing and moves a process into login/; closing moves it out and removes
+ * every empty group of that user (the sweeps: pool.h). */
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -42,6 +48,10 @@ typedef struct AgSession {
         int policy_error;              /* -errno when the kernel refused the user's or the pool's cpu policy
                                         * (the group keeps what it had, never less capped); 0 when set */
         const char *policy_what;       /* which of the two (static text), NULL when policy_error is 0 */
+        unsigned leaves;               /* leaf-1 .. leaf-<leaves> made at open */
+        unsigned class_leaves;         /* bit l set: class-<l> made at open */
+        int leaves_error;              /* -errno when the kernel refused a leaf (the session is
+                                        * grouped with the leaves made before); 0 else */
         int delegate_error;            /* -errno when delegate was asked but the session's bounds
                                         * (cgroup.max.descendants, cgroup.max.depth) could not be
                                         * written: the session is not delegated, it stays root's; 0 else */

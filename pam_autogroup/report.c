@@ -207,6 +207,10 @@ void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditCon
                 pam_syslog(pamh, LOG_WARNING, "cannot %s for %s in %s%s: %s; the session is grouped, the group "
                            "keeps the limits it had", s->policy_what, user, h->mount, s->path,
                            strerror(-s->policy_error));
+        if (s->leaves_error < 0)
+                pam_syslog(pamh, LOG_WARNING, "cannot make the leaves of %s%s: %s; the session is grouped, with %u "
+                           "leaves for terminals and autogroup run", h->mount, s->path, strerror(-s->leaves_error),
+                           s->leaves);
         if (s->delegate_error < 0)
                 pam_syslog(pamh, LOG_WARNING, "cannot bound %s%s (cgroup.max.descendants, cgroup.max.depth): %s; "
                            "the session is grouped but not delegated to %s", h->mount, s->path,
