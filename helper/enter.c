@@ -240,32 +240,25 @@ static int enter_root_leaves(int sfd, const char *session_path, const char *rest
         }
         lfd = safe_close(lfd);
 
-        /* A leaf another terminal took between the look and the move is
-         * shared: coarser, never outside the session. */
-        r = ag_leaf_find_free(sfd, uid, leaf, sizeof leaf, &lfd);
+        r = ag_leaf_claim(sfd, uid, pid, leaf, sizeof leaf);
         if (r == -ENOSPC || r == -ENOENT) {
                 *ret_result = r == -ENOSPC ? AG_ENTER_NO_FREE_LEAF : AG_ENTER_NO_LEAVES;
                 *ret_leaf = NULL;
                 return 0;
         }
-        if (r < 0) {
-                *ret_what = "find a free leaf";
-                return r;
-        }
-        r = ag_cg_attach(lfd, pid);
         if (r == -EINVAL && is_realtime(pid)) {
                 /* v1 with RT group scheduling: the leaf has no RT budget */
                 *ret_result = AG_ENTER_REALTIME;
                 *ret_leaf = NULL;
                 return 0;
         }
-        if (r == -ENOENT || r == -ENODEV) {
+        if (r == -ENODEV) {
                 *ret_result = AG_ENTER_NOT_MANAGED;    /* the session is being closed */
                 *ret_leaf = NULL;
                 return 0;
         }
         if (r < 0) {
-                *ret_what = "move the process into the leaf";
+                *ret_what = "move the process into a free leaf";
                 return r;
         }
         if (asprintf(ret_leaf, "%s/%s", session_path, leaf) < 0) {

@@ -60,6 +60,15 @@ static int other_session(pid_t pid, void *userdata) {
         return sid == *(const pid_t *) userdata ? 0 : -EEXIST;
 }
 
+/* Is there a process of another session with a lower session id? */
+static int lower_session(pid_t pid, void *userdata) {
+        pid_t sid = getsid(pid), own = *(const pid_t *) userdata;
+
+        if (sid < 0)
+                return errno == ESRCH ? -ESRCH : negative_errno();
+        return sid != own && sid < own ? -EEXIST : 0;
+}
+
 int ag_leaf_only_session(int lfd, pid_t sid) {
         int r = ag_cg_foreach_proc(lfd, LEAF_PROCS_MAX, other_session, &sid);
 
@@ -93,6 +102,26 @@ int ag_leaf_find_free(int sfd, uid_t uid, char *ret_name, size_t size, int *ret_
                 return 0;
         }
         return any ? -ENOSPC : -ENOENT;
+}
+
+int ag_leaf_claim(int sfd, uid_t uid, pid_t pid, char *ret_name, size_t size) {
+        int r = -ENOSPC;
+
+        for (unsigned tries = 0; tries < AG_LEAVES_MAX; tries++) {
+                _cleanup_close_ int lfd = -1;
+
+                r = ag_leaf_find_free(sfd, uid, ret_name, size, &lfd);
+                if (r < 0)
+                        return r;
+                r = ag_cg_attach(lfd, pid);
+                if (r < 0)
+                        return r;
+                /* a terminal that raced for the same leaf: the lower session id keeps it */
+                if (ag_cg_foreach_proc(lfd, LEAF_PROCS_MAX, lower_session, &pid) != -EEXIST)
+                        return 0;
+                r = -ENOSPC;
+        }
+        return r;
 }
 
 int ag_leaf_for_class(int sfd, uid_t uid, AgLatency l, char *ret_name, size_t size, int *ret_fd) {

@@ -1,0 +1,197 @@
+#!/bin/bash
+# Root's leaves with the default PAM line (no options), on this host's cgroup
+# v1 cpu hierarchy through real libpam (agdrv) and real su -l, and the cgroup
+# v2 kernel rules on the host's cgroup2 mount (no cpu controller, through
+# lib/session.c as the module calls it). Every attack runs as the
+# unprivileged user (tests/leaves-attack.sh). The v2 lane with cpu is
+# tests/guest/test-leaves.sh.
+. "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+require_root
+[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+HELPER="$abs_top_builddir/helper/autogroup"
+ATTACK="$abs_top_srcdir/tests/leaves-attack.sh"
+
+ROOT="agleaf-$$"
+CG="$CPU/$ROOT"
+AG_CGROOTS="$CG $UNIFIED/$ROOT"
+start_syslog || true
+add_user "${TAG}a"
+add_user "${TAG}b"
+UA="${TAG}a"; UB="${TAG}b"; IA=$(id -u "$UA"); IB=$(id -u "$UB")
+CONF="$T/autogroup.conf"
+echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
+printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+svc() { printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$2" >"$T/$1"; }
+svc agdef "root=$ROOT conf=$CONF"
+val() { sed -n "s/^$1=//p" "$2" | head -n1; }
+cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
+cp "$ATTACK" "$U/attack.sh"; chmod 755 "$U/attack.sh"
+
+echo "# 1. the layout root makes at open, and who owns what"
+"$AGDRV" --pam "$T" agdef "$UB" open env spawn-user "echo \$\$ >$U/b.pid; exec sleep 300" \
+        wait-file "$T/b.go" close >"$T/b.out" 2>&1 &
+track_pid $!
+wait_for "$U/b.pid" '^[0-9]+$'; PB=$(cat "$U/b.pid"); track_pid "$PB"
+SB=$(val AUTOGROUP_SESSION "$T/b.out")
+check_eq "user B's process sits in B's login/" "$SB/login" "$(cgof "$PB")"
+"$AGDRV" --pam "$T" agdef "$UA" open env cgroup run-user "$U/attack.sh $U/a.att $PB" \
+        run-user "ls $CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup) >$U/a.ls" \
+        close >"$T/a.out" 2>&1
+sed 's/^/#   /' "$U/a.att"
+S=$(val AUTOGROUP_SESSION "$T/a.out")
+check "A's login opened" grep -q '^open=PAM_SUCCESS' "$T/a.out"
+check_eq "the caller sits in login/" "$S/login" "$(val cgroup "$T/a.out")"
+check_eq "six leaves by default, no class leaf at interactive 0" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 " \
+        "$(val leaves "$U/a.att")"
+check_eq "session, its cgroup.procs, login/ and its cgroup.procs, the leaf: root's; the leaf's cgroup.procs the user's; its cpu.shares root's" \
+        "root root root root root $UA root " "$(val owners "$U/a.att")"
+check_eq "the session holds login/ and the six leaves, nothing else of the user's" \
+        "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 login" "$(grep -E '^(leaf-|login|class-)' "$U/a.ls" | tr '\n' ' ' | sed 's/ $//')"
+
+echo "# 2. attacks as the user (cgroup v1)"
+for k in mkdir_session mkdir_leaf mkdir_login; do
+        check_eq "the user cannot mkdir ($k)" refused "$(val $k "$U/a.att")"
+done
+for k in weight_leaf weight_session weight_user cap_user idle_leaf tasks_leaf; do
+        check_eq "the user cannot write it ($k)" refused "$(val $k "$U/a.att")"
+done
+check_eq "the user moves their own process from login/ into leaf-1" "done $S/leaf-1" \
+        "$(val own_into_leaf1 "$U/a.att") $(val own_at "$U/a.att")"
+check_eq "and from leaf-1 into leaf-2" done "$(val own_into_leaf2 "$U/a.att")"
+for k in own_into_login own_into_session own_into_user own_into_root own_into_top; do
+        check_eq "the user cannot move their process out of the leaves ($k)" refused "$(val $k "$U/a.att")"
+done
+check_eq "their process ends in leaf-2" "$S/leaf-2" "$(val own_end "$U/a.att")"
+check "the attack found the root caller in login/" test -n "$(val caller "$U/a.att")"
+for k in caller_into_leaf1 caller_into_user caller_into_top signal_caller; do
+        check_eq "the user cannot move or stop the root caller ($k)" refused "$(val $k "$U/a.att")"
+done
+check_eq "the root caller stayed in login/, running" "$S/login S" \
+        "$(val caller_at "$U/a.att") $(val caller_state "$U/a.att")"
+check_eq "the user cannot move another user's process into their leaf" refused "$(val foreign_into_leaf "$U/a.att")"
+check_eq "and that process stays in its own session" "$SB/login" "$(cgof "$PB")"
+check "close removed A's session with its leaves" test ! -e "$CPU$S"
+
+echo "# 3. another user and A's leaves; what A's chmod gives (cgroup v1)"
+"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "echo \$\$ >$U/a2.pid; exec sleep 300" \
+        wait-file "$T/a2.go" close >"$T/a2.out" 2>&1 &
+track_pid $!
+wait_for "$U/a2.pid" '^[0-9]+$'; PA=$(cat "$U/a2.pid"); track_pid "$PA"
+S2=$(val AUTOGROUP_SESSION "$T/a2.out")
+check_not "B cannot put its own process into A's leaf" as_user "$UB" "echo $PB >$CPU$S2/leaf-1/cgroup.procs"
+check_not "B cannot move A's process into B's leaf" as_user "$UB" "echo $PA >$CPU$SB/leaf-1/cgroup.procs"
+check_not "A cannot move B's process into A's leaf" as_user "$UA" "echo $PB >$CPU$S2/leaf-1/cgroup.procs"
+check_eq "both stay where they were" "$SB/login $S2/login" "$(cgof "$PB") $(cgof "$PA")"
+# v1: the owner of a file may chmod it. A leaf opened to others is A's consent:
+# B's process then runs on A's share and cap (as with a shared account), it
+# gains nothing over B's own, and A can do nothing to B's process by it.
+as_user "$UA" "chmod 666 $CPU$S2/leaf-4/cgroup.procs"
+check "after A's chmod 666 of its leaf, B can put B's process there (consenting users share A's share)" \
+        as_user "$UB" "echo $PB >$CPU$S2/leaf-4/cgroup.procs"
+check_not "A still cannot signal B's process" as_user "$UA" "kill -STOP $PB"
+check_not "A still cannot change the leaf's weight" as_user "$UA" "echo 10000 >$CPU$S2/leaf-4/cpu.shares"
+echo "$PB" >"$CPU$SB/login/cgroup.procs"
+touch "$T/a2.go" "$T/b.go"
+
+echo "# 4. enter, run and the bound: leaves are reused, never more than root made"
+cat >"$U/many.sh" <<EOS
+S=\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup)
+echo "\$S" >$U/many.session
+for i in \$(seq 6); do setsid sh -c '"$HELPER" --root $ROOT enter --pid \$\$; exec sleep 30' </dev/null >/dev/null 2>&1 & sleep 0.3; done
+for i in \$(seq 4); do setsid sh -c '"$HELPER" --root $ROOT enter --pid \$\$; exec sleep 30' </dev/null >/dev/null 2>&1 & done
+sleep 1
+ls $CPU\$S | grep -cE '^(leaf-|class-|login)' >$U/many.n1
+for p in \$(cat $CPU\$S/leaf-*/cgroup.procs); do echo \$p; done | wc -l >$U/many.inleaves
+for l in $CPU\$S/leaf-*; do [ "\$(wc -l <\$l/cgroup.procs)" = 1 ] && echo x; done | wc -l >$U/many.busy
+"$HELPER" --root $ROOT run --verbose -- true 2>$U/many.run; echo \$? >>$U/many.run
+pkill -u \$(id -u) -x sleep; sleep 0.5
+for i in \$(seq 10); do setsid sh -c '"$HELPER" --root $ROOT enter --pid \$\$; exec sleep 30' </dev/null >/dev/null 2>&1 & done
+sleep 1
+ls $CPU\$S | grep -cE '^(leaf-|class-|login)' >$U/many.n3
+for l in $CPU\$S/leaf-*; do [ -n "\$(cat \$l/cgroup.procs)" ] && echo x; done | wc -l >$U/many.busy3
+pkill -u \$(id -u) -x sleep; sleep 0.5
+"$HELPER" --root $ROOT run -- sh -c 'sed -n "s/^[0-9]*:cpu://p" /proc/self/cgroup' >$U/many.reuse
+ls $CPU\$S | grep -cE '^(leaf-|class-|login)' >$U/many.n2
+EOS
+"$AGDRV" --pam "$T" agdef "$UA" open run-user "sh $U/many.sh" close >"$T/many.out" 2>&1
+SM=$(cat "$U/many.session")
+check_eq "10 setsid shells: login/ and 6 leaves, nothing more" 7 "$(cat "$U/many.n1")"
+check_eq "six shells one after another: each leaf holds one" 6 "$(cat "$U/many.busy")"
+check_eq "the four that found every leaf busy stay where they are" 6 "$(cat "$U/many.inleaves")"
+check "run with every leaf busy says so and runs the command in place" \
+        grep -q "every leaf holds processes in $SM: the command runs where it is" "$U/many.run"
+check_eq "run exits with the command's status" 0 "$(tail -n1 "$U/many.run")"
+check_eq "once the shells ended, run reuses leaf-1" "$SM/leaf-1" "$(cat "$U/many.reuse")"
+check_eq "10 shells at once: every leaf taken, still login/ and 6 leaves" "6 7" "$(cat "$U/many.busy3") $(cat "$U/many.n3")"
+check_eq "still login/ and 6 leaves" 7 "$(cat "$U/many.n2")"
+check "close removed the session" test ! -e "$CPU$SM"
+
+echo "# 5. the items leaves and interactive"
+printf '%s\n' "* leaves 2" "$UB leaves 0" "$UB interactive 2" >"$CONF"
+"$AGDRV" --pam "$T" agdef "$UA" open run-user "ls $CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup) >$U/two.ls" close >/dev/null 2>&1
+check_eq "leaves 2: two leaves" "leaf-1 leaf-2 login" "$(grep -E '^(leaf-|login|class-)' "$U/two.ls" | tr '\n' ' ' | sed 's/ $//')"
+"$AGDRV" --pam "$T" agdef "$UB" open run-user "S=$CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup); ls \$S >$U/cls.ls; cat \$S/class-interactive/cpu.shares \$S/class-audio/cpu.shares >$U/cls.w; stat -c %U \$S/class-audio \$S/class-audio/cgroup.procs \$S/class-audio/cpu.shares >>$U/cls.w; \"$HELPER\" --root $ROOT run --latency audio -- sh -c 'sed -n \"s/^[0-9]*:cpu://p\" /proc/self/cgroup' >>$U/cls.w; echo 100 >\$S/class-audio/cpu.shares 2>/dev/null || echo refused >>$U/cls.w" \
+        close >/dev/null 2>&1
+check_eq "leaves 0, interactive 2: the two class leaves only" "class-audio class-interactive login" \
+        "$(grep -E '^(leaf-|login|class-)' "$U/cls.ls" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "class weights from the table, written by root (v1 shares 4096, 10240)" "4096 10240" \
+        "$(sed -n 1,2p "$U/cls.w" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "class leaf root's, its cgroup.procs the user's, its cpu.shares root's" "root $UB root" \
+        "$(sed -n 3,5p "$U/cls.w" | tr '\n' ' ' | sed 's/ $//')"
+check "run --latency audio puts the command in class-audio" grep -q '/class-audio$' "$U/cls.w"
+check_eq "the user cannot lower or raise the class leaf's weight" refused "$(tail -n1 "$U/cls.w")"
+echo "* weight 100" >"$CONF"
+
+echo "# 6. a real client: su -l with the default line, the attack from the login shell"
+if command -v su >/dev/null && command -v unshare >/dev/null; then
+        mkdir -m 755 "$T/pamd"
+        cp "$T/other" "$T/pamd/other"
+        printf '%s\n' "auth     sufficient pam_rootok.so" "auth     required   pam_deny.so" \
+                "account  required   pam_permit.so" "password required   pam_deny.so" \
+                "session  required   pam_permit.so" \
+                "session  optional   $AG_MODULE root=$ROOT conf=$CONF" >"$T/pamd/su-l"
+        timeout -k 5 120 unshare -m --propagation private \
+                sh -c "mount --bind '$T/pamd' /etc/pam.d && su -l $UA -c 'sh $U/attack.sh $U/su.att'" \
+                >"$T/su.out" 2>&1
+        sed 's/^/#   /' "$U/su.att"
+        SS=$(val session "$U/su.att")
+        check "(su -l) the login shell sat in a session of root's leaves" test -n "$SS"
+        check_eq "(su -l) own process into leaf-1, not out of the leaves" "done refused refused refused" \
+                "$(val own_into_leaf1 "$U/su.att") $(val own_into_login "$U/su.att") $(val own_into_user "$U/su.att") $(val own_into_top "$U/su.att")"
+        check_eq "(su -l) su itself cannot be moved or stopped" "refused refused $SS/login S" \
+                "$(val caller_into_leaf1 "$U/su.att") $(val signal_caller "$U/su.att") $(val caller_at "$U/su.att") $(val caller_state "$U/su.att")"
+        check "(su -l) the session is gone after su returns" test ! -e "$CPU$SS"
+else
+        skip "su or unshare missing"
+fi
+
+echo "# 7. the cgroup v2 rules on the host's cgroup2 mount (no cpu controller)"
+if [ -f "$UNIFIED/cgroup.procs" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs ]; then
+        "$AGDRV" --lib "$UNIFIED" "$ROOT" "$UA" open env \
+                run-user "ATTACK_V2_MOUNT=$UNIFIED sh $U/attack.sh $U/v2.att" close >"$T/v2.out" 2>&1
+        sed 's/^/#   /' "$U/v2.att"
+        S=$(val AUTOGROUP_SESSION "$T/v2.out")
+        check_eq "(v2) six leaves" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 " "$(val leaves "$U/v2.att")"
+        check_eq "(v2) the session's cgroup.procs (the common ancestor) and the leaf's are the user's, the rest root's" \
+                "root $UA root root root $UA " "$(val owners "$U/v2.att" | sed 's/ [^ ]*$/ /')"
+        for k in mkdir_session mkdir_leaf mkdir_login; do
+                check_eq "(v2) the user cannot mkdir ($k)" refused "$(val $k "$U/v2.att")"
+        done
+        check_eq "(v2) own process: into leaf-1, then leaf-2" "done done" \
+                "$(val own_into_leaf1 "$U/v2.att") $(val own_into_leaf2 "$U/v2.att")"
+        for k in own_into_login own_into_user own_into_root own_into_top; do
+                check_eq "(v2) the user cannot move their process out of the session ($k)" refused "$(val $k "$U/v2.att")"
+        done
+        # v2 checks the common ancestor's cgroup.procs, not the process's owner:
+        # the root caller can be moved between the session's leaves, and nowhere else
+        check_eq "(v2) the root caller can be moved into a leaf of the session only" "done $S/leaf-1 refused refused" \
+                "$(val caller_into_leaf1 "$U/v2.att") $(val caller_moved_to "$U/v2.att") $(val caller_into_user "$U/v2.att") $(val caller_into_top "$U/v2.att")"
+        for k in freeze_leaf-1 kill_leaf-1 freeze_login kill_login signal_caller; do
+                check_eq "(v2) which grants nothing: the user cannot freeze, kill or stop it ($k)" refused "$(val "$k" "$U/v2.att")"
+        done
+        check_eq "(v2) the root caller runs on" S "$(val caller_state "$U/v2.att")"
+        check "(v2) close moved the caller out and removed the session" test ! -e "$UNIFIED$S"
+else
+        skip "no cgroup2 mount at $UNIFIED"
+fi
+finish
