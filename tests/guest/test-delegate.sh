@@ -59,7 +59,8 @@ expect_refused() {
         local n="$1" f="$2" S
         S=$(val session "$f")
         check "($n) the attack found the root caller in login/" test -n "$(val caller "$f")"
-        check_eq "($n) the session, login/ and their cgroup.procs are root's" "root root root root " "$(val owners "$f")"
+        check_eq "($n) the session, login/ and login/'s cgroup.procs are root's; the session's cgroup.procs (the common ancestor of the leaves) the user's" \
+                "root $UA root root " "$(val owners "$f")"
         check_eq "($n) the user cannot make a leaf in the session" refused "$(val mkdir "$f")"
         check_eq "($n) the user cannot move the caller" refused "$(val move "$f")"
         check_eq "($n) the user cannot freeze the caller" refused "$(val freeze "$f")"
