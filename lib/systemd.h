@@ -34,6 +34,8 @@ typedef enum AgMode {
 #define AG_SYSTEMD_DATA_CPU_WEIGHT "systemd.cpu_weight"
 /* systemd's special CPUWeight value for "idle" (cpu.idle = 1); systemd >= 252. */
 #define AG_SYSTEMD_CPU_WEIGHT_IDLE UINT64_C(0)
+/* For ag_systemd_start_user_scope(): no CPUWeight= property (the default). */
+#define AG_SYSTEMD_CPU_WEIGHT_UNSET UINT64_MAX
 #define AG_SYSTEMD_USEC_INFINITY UINT64_MAX
 
 const char *ag_mode_to_string(AgMode m);
@@ -110,11 +112,26 @@ int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const char 
 /* "autogroup-sid-<sid>.scope" */
 int ag_terminal_scope_name(pid_t sid, char *buf, size_t size);
 
+/* "autogroup run" in the systemd mode: the command's own transient scope of
+ * the user's manager, user@UID.service/app.slice/autogroup-run-<pid>.scope
+ * (pid: the process that becomes the command), "-<n>" added for n > 0. */
+#define AG_RUN_SCOPE_PREFIX "autogroup-run-"
+int ag_run_scope_name(pid_t pid, unsigned n, char *buf, size_t size);
+
+/* The cgroup path (as /proc/PID/cgroup shows it) of unit `unit` in `slice`
+ * of uid's manager: /user.slice/user-UID.slice/user@UID.service/SLICE/UNIT. */
+int ag_user_unit_path(uid_t uid, const char *slice, const char *unit, char *buf, size_t size);
+
 typedef enum AgScopePlace {
         AG_SCOPE_PLACE_SESSION,        /* /user.slice/user-UID.slice/session-<id>.scope: logind's scope */
         AG_SCOPE_PLACE_OWN,            /* .../user@UID.service/app.slice/autogroup-sid-<sid>.scope */
         AG_SCOPE_PLACE_OTHER,          /* anywhere else (another unit of the user's manager included) */
 } AgScopePlace;
+
+/* Is cgroup_path (a process's cgroup v2 path) below uid's user slice,
+ * /user.slice/user-UID.slice/...: a login's session scope, the user's
+ * manager or one of its units? */
+bool ag_systemd_in_user_slice(const char *cgroup_path, uid_t uid);
 
 /* Where a process of uid, leading session sid, sits, from its cgroup v2 path
  * (the "0::" line of /proc/PID/cgroup). */
@@ -127,8 +144,9 @@ AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid);
 int ag_systemd_user_bus_address(const char *env, const char *runtime_dir, char **ret);
 
 /* Asks the user manager of uid to start the transient scope `scope` in
- * `slice` with PIDs=[pid], CPUWeight=cpu_weight and
- * CollectMode=inactive-or-failed (job mode "fail"). It tries the manager's
+ * `slice` with PIDs=[pid], CPUWeight=cpu_weight (none for
+ * AG_SYSTEMD_CPU_WEIGHT_UNSET) and CollectMode=inactive-or-failed (job mode
+ * "fail"). It tries the manager's
  * private socket runtime_dir/systemd/private first (what systemctl --user
  * does; no bus daemon is started for it), then the user bus (ag_systemd_user_bus_address():
  * a unix: DBUS_SESSION_BUS_ADDRESS, else runtime_dir/bus) when the first could not be
