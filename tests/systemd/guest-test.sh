@@ -17,6 +17,10 @@
 #     two groups; enter is idempotent, ignores non-leaders and other users'
 #     processes; after logout no scope, process or slice is left
 #   - the latency class applies in systemd mode (G: latency batch)
+#   - autogroup run --latency CLASS: the command in a scope of the user's
+#     manager (autogroup-run-<pid>.scope) with the class's CPUWeight= at
+#     interactive 2 (R), its class set; set --latency PID: the class only;
+#     a manager that cannot answer: the command runs where it is
 #   - enter when the user manager cannot answer (stopped, its sockets gone;
 #     a private socket or user bus whose listener accepts and never replies;
 #     DBUS_SESSION_BUS_ADDRESS=unixexec:... with SIGALRM blocked, where the
