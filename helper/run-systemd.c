@@ -39,7 +39,7 @@ uint64_t ag_run_systemd_weight(const AgRunOptions *o) {
         if (o->idle > 0)
                 return AG_SYSTEMD_CPU_WEIGHT_IDLE;
         w = ag_run_leaf_weight(o);
-        return w > 0 ? w : AG_SYSTEMD_CPU_WEIGHT_UNSET;
+        return w > 0 ? w : AG_TERMINAL_SCOPE_WEIGHT;
 }
 
 /* What the asking child hands back through the pipe. */
@@ -171,9 +171,7 @@ int ag_run_systemd_place(const AgHierarchy *h, const char *runtime_dir, pid_t pi
 }
 
 static void weight_text(uint64_t w, char *buf, size_t size) {
-        if (w == AG_SYSTEMD_CPU_WEIGHT_UNSET)
-                snprintf(buf, size, "the default CPUWeight");
-        else if (w == AG_SYSTEMD_CPU_WEIGHT_IDLE)
+        if (w == AG_SYSTEMD_CPU_WEIGHT_IDLE)
                 snprintf(buf, size, "CPUWeight=idle");
         else
                 snprintf(buf, size, "CPUWeight=%" PRIu64, w);

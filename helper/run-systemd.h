@@ -8,7 +8,7 @@
  *       the user's own manager (systemd --user) adopts the process into a
  *       transient scope user@UID.service/app.slice/autogroup-run-<pid>.scope
  *       with CPUWeight= from lib/latency.h's table (the class at the level of
- *       AUTOGROUP_INTERACTIVE; none at level 0), or --weight, or
+ *       AUTOGROUP_INTERACTIVE; 100 at level 0), or --weight, or
  *       CPUWeight=idle for --idle; then the process takes the latency class
  *       and becomes CMD (exec), as systemd-run --scope does: CMD keeps the
  *       pid, the terminal's job control, its signals and its exit status.
@@ -42,7 +42,9 @@
 
 /* The CPUWeight= of the command's scope: --weight, else CPUWeight=idle for
  * --idle, else the table's for --latency at o->interactive, else
- * AG_SYSTEMD_CPU_WEIGHT_UNSET (the manager's default). */
+ * AG_TERMINAL_SCOPE_WEIGHT (100, the default weight, as a terminal's scope):
+ * a scope without CPUWeight= is no scheduling group of its own, the user's
+ * manager enables cpu for a unit only when something in it asks for it. */
 uint64_t ag_run_systemd_weight(const AgRunOptions *o);
 
 /* Has uid's manager (its sockets below runtime_dir, the user's

@@ -522,7 +522,7 @@ static int start_scope_on(const SdBusApi *api, sd_bus *bus, const char *scope, c
                 r = api->message_append(m, "(sv)", "Slice", "s", slice);
         if (r >= 0)
                 r = api->message_append(m, "(sv)", "PIDs", "au", 1, (uint32_t) pid);
-        if (r >= 0 && cpu_weight != AG_SYSTEMD_CPU_WEIGHT_UNSET)
+        if (r >= 0)
                 r = api->message_append(m, "(sv)", "CPUWeight", "t", cpu_weight);
         if (r >= 0)
                 r = api->message_append(m, "(sv)", "CollectMode", "s", "inactive-or-failed");

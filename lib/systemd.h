@@ -34,8 +34,6 @@ typedef enum AgMode {
 #define AG_SYSTEMD_DATA_CPU_WEIGHT "systemd.cpu_weight"
 /* systemd's special CPUWeight value for "idle" (cpu.idle = 1); systemd >= 252. */
 #define AG_SYSTEMD_CPU_WEIGHT_IDLE UINT64_C(0)
-/* For ag_systemd_start_user_scope(): no CPUWeight= property (the default). */
-#define AG_SYSTEMD_CPU_WEIGHT_UNSET UINT64_MAX
 #define AG_SYSTEMD_USEC_INFINITY UINT64_MAX
 
 const char *ag_mode_to_string(AgMode m);
@@ -144,9 +142,8 @@ AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid);
 int ag_systemd_user_bus_address(const char *env, const char *runtime_dir, char **ret);
 
 /* Asks the user manager of uid to start the transient scope `scope` in
- * `slice` with PIDs=[pid], CPUWeight=cpu_weight (none for
- * AG_SYSTEMD_CPU_WEIGHT_UNSET) and CollectMode=inactive-or-failed (job mode
- * "fail"). It tries the manager's
+ * `slice` with PIDs=[pid], CPUWeight=cpu_weight and
+ * CollectMode=inactive-or-failed (job mode "fail"). It tries the manager's
  * private socket runtime_dir/systemd/private first (what systemctl --user
  * does; no bus daemon is started for it), then the user bus (ag_systemd_user_bus_address():
  * a unix: DBUS_SESSION_BUS_ADDRESS, else runtime_dir/bus) when the first could not be

@@ -19,7 +19,7 @@
 #   - the latency class applies in systemd mode (G: latency batch)
 #   - autogroup run --latency CLASS: the command in a scope of the user's
 #     manager (autogroup-run-<pid>.scope) with the class's CPUWeight= at
-#     interactive 2 (R), its class set; set --latency PID: the class only;
+#     interactive 2 (R; 100 at level 0), its class set; set --latency PID: the class only;
 #     a manager that cannot answer: the command runs where it is
 #   - enter when the user manager cannot answer (stopped, its sockets gone;
 #     a private socket or user bus whose listener accepts and never replies;
@@ -455,7 +455,7 @@ for v in none private bus exec; do
                 grep -qE "^verbose=rc 0 \[$GP: the user manager did not move it, left where it is: $why\]\$" "$TT/g.$v.out"
         # run --latency interactive: the command runs where it is, with its class, and says why
         check "($v) run --verbose --latency interactive: exit 0, the manager did not answer ($why), the command ran in the session scope, SCHED_OTHER (G's login is SCHED_BATCH)" \
-                grep -qE "^run=rc 0 \[autogroup run: no scope of the user manager \($why\): the command runs where it is\|$GSCOPE SCHED_OTHER\|\]\$" "$TT/g.$v.out"
+                grep -qE "^run=rc 0 \[autogroup run: no scope of the user manager \($why\): the command runs where it is\|(autogroup run: note: [^|]*\|)?$GSCOPE SCHED_OTHER\|\]\$" "$TT/g.$v.out"
 done
 listener_stop bus "$RUNG/bus"
 check "(exec) the unixexec: program never ran" test ! -e "$TT/g.exec.ran"
@@ -483,7 +483,8 @@ AUTOGROUP_INTERACTIVE=0 "$HELPER" run --verbose --latency audio -- sh -c '$(rcmd
 "$HELPER" run --latency audio -- sh -c 'exit 7'; echo "exit_rc=\$?"
 "$HELPER" run -- /nonexistent/cmd 2>/dev/null; echo "missing_rc=\$?"
 sleep 300 & s=\$!
-echo "set=[\$("$HELPER" set --verbose --latency batch \$s 2>&1)] rc=\$? policy=\$(chrt -p \$s | sed -n 's/.*policy: //p')"
+sout=\$("$HELPER" set --verbose --latency batch \$s 2>&1); src=\$?
+echo "set=[\$(echo "\$sout" | tr '\n' '|')] rc=\$src policy=\$(chrt -p \$s | sed -n 's/.*policy: //p')"
 echo "set_cg=\$(cut -d: -f3 /proc/\$s/cgroup) login_cg=\$(cut -d: -f3 /proc/self/cgroup)"
 "$HELPER" set --weight 300 \$s 2>/dev/null; echo "setw_rc=\$?"
 "$HELPER" set --latency batch 1 2>/dev/null; echo "set1_rc=\$?"
@@ -519,13 +520,14 @@ rcase audio 1000 1000 SCHED_OTHER
 check "(audio) the task's slice is the class's (0.1 ms), or the kernel has none and run said so" \
         sh -c "grep -q ' policy=0 nice=0 runtime=100000\$' '$TT/r.audio' || grep -q 'note: latency class audio: the kernel has no custom slices' '$TT/r.audio'"
 rcase batch 100 100 SCHED_BATCH
-rcase level0 '[not set]' 100 SCHED_OTHER
-check "(level0) --verbose says the scope has the default weight" grep -q '(the default CPUWeight)$' "$TT/r.level0"
+# level 0: CPUWeight=100 (the default weight, set so that the scope is a group of its own)
+rcase level0 100 100 SCHED_OTHER
 check "R's commands and sets are done" waitfor 120 grep -q '^finished' "$T/r.out"
 sed 's/^/#   R: /' "$T/r.out"
 rv() { sed -n "s/^$1=//p" "$T/r.out" | head -n1; }
 check_eq "run passes each command's exit status on" "0 0 0 7 127" "$(rv audio_rc) $(rv batch_rc) $(rv level0_rc) $(rv exit_rc) $(rv missing_rc)"
-check "set --latency batch PID: exit 0, SCHED_BATCH" sh -c "grep -q '^set=\[.*\] rc=0 policy=SCHED_BATCH\$' '$T/r.out'"
+check "set --latency batch PID: exit 0, SCHED_BATCH, says it set the class only" \
+        sh -c "grep -q '^set=\[.*autogroup set: latency class batch on process [0-9]* (systemd mode: the class only, the process stays in its scope)|\] rc=0 policy=SCHED_BATCH\$' '$T/r.out'"
 check_eq "set moved nothing: the process stays in R's session scope" \
         "$(sed -n 's/^set_cg=.* login_cg=//p' "$T/r.out")" "$(sed -n 's/^set_cg=\([^ ]*\) .*/\1/p' "$T/r.out")"
 check_eq "set --weight, set on PID 1, set on a leaf name: refused (1 1 2)" "1 1 2" "$(rv setw_rc) $(rv set1_rc) $(rv setleaf_rc)"

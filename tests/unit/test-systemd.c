@@ -672,12 +672,13 @@ static void test_run_weight(void **state) {
         assert_int_equal(ag_run_systemd_weight(&o), 400);
         o.latency = AG_LATENCY_BATCH;
         assert_int_equal(ag_run_systemd_weight(&o), 100);
-        /* level 0, or no class: no CPUWeight= (the manager's default) */
+        /* level 0, or no class: CPUWeight=100, the default, set so that the
+         * manager enables cpu for the scope (a group of its own) */
         o.interactive = 0;
-        assert_true(ag_run_systemd_weight(&o) == AG_SYSTEMD_CPU_WEIGHT_UNSET);
+        assert_int_equal(ag_run_systemd_weight(&o), 100);
         o.interactive = 2;
         o.set_latency = false;
-        assert_true(ag_run_systemd_weight(&o) == AG_SYSTEMD_CPU_WEIGHT_UNSET);
+        assert_int_equal(ag_run_systemd_weight(&o), 100);
         /* --idle: CPUWeight=idle; --weight wins */
         o.idle = 1;
         assert_true(ag_run_systemd_weight(&o) == AG_SYSTEMD_CPU_WEIGHT_IDLE);
@@ -828,7 +829,7 @@ static const char *place_with_fake(const Dirs *d, uint64_t weight, unsigned call
 }
 
 /* The request: the scope autogroup-run-<pid>.scope in app.slice with
- * PIDs=[pid], the class's CPUWeight= (none at level 0) and CollectMode;
+ * PIDs=[pid], the class's CPUWeight= (0 for idle) and CollectMode;
  * the manager accepts, the process never arrives (nobody moves it here):
  * -EINPROGRESS and the command runs where it is. */
 static void test_run_place_request(void **state) {
@@ -848,11 +849,11 @@ static void test_run_place_request(void **state) {
         assert_int_equal(r, -EINPROGRESS);
         assert_non_null(strstr(why, "started, but the process is not in it yet"));
 
-        /* level 0: no CPUWeight= at all */
-        logged = place_with_fake(d, AG_SYSTEMD_CPU_WEIGHT_UNSET, 1, no, &r, why, sizeof why);
+        /* --idle: CPUWeight=idle is 0 on the bus */
+        logged = place_with_fake(d, AG_SYSTEMD_CPU_WEIGHT_IDLE, 1, no, &r, why, sizeof why);
         snprintf(want, sizeof want,
                  "unit=autogroup-run-%jd.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
-                 "CollectMode=inactive-or-failed\n", (intmax_t) self, (intmax_t) self);
+                 "CPUWeight=0 CollectMode=inactive-or-failed\n", (intmax_t) self, (intmax_t) self);
         assert_string_equal(logged, want);
         assert_int_equal(r, -EINPROGRESS);
 }
