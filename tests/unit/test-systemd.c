@@ -527,6 +527,7 @@ static void test_status_systemd(void **state) {
         snprintf(p, sizeof p, "%s/autogroup-sid-77.scope", m); mk(top, p);
         snprintf(p, sizeof p, "%s/autogroup-sid-77.scope/cpu.weight", m); wr(top, p, "100\n");
         snprintf(p, sizeof p, "%s/autogroup-sid-\xe2\x80\xae\x1b[2J.scope", m); mk(top, p);   /* bidi, escape */
+        snprintf(p, sizeof p, "%s/autogroup-run-88.scope", m); mk(top, p);
         snprintf(p, sizeof p, "%s/tmux-spawn-1.scope", m); mk(top, p);                    /* not ours */
         mk(top, "user.slice/user-5.slice/other.service");
         mk(top, "user.slice/user-6.slice");
@@ -547,9 +548,15 @@ static void test_status_systemd(void **state) {
         assert_string_equal(u5->children[0]->name, "session-3.scope");
         assert_int_equal(u5->children[0]->procs, 2);
         assert_string_equal(u5->children[1]->name, "user@5.service");
-        assert_int_equal(u5->children[1]->n_children, 2);       /* the two autogroup-sid scopes */
-        assert_string_equal(u5->children[1]->children[0]->name, "app.slice/autogroup-sid-77.scope");
-        assert_string_equal(u5->children[1]->children[0]->kind, "terminal");
+        assert_int_equal(u5->children[1]->n_children, 3);       /* two autogroup-sid scopes, one autogroup-run */
+        for (size_t i = 0; i < 3; i++) {
+                const AgStatusNode *c = u5->children[1]->children[i];
+
+                if (strcmp(c->name, "app.slice/autogroup-sid-77.scope") == 0)
+                        assert_string_equal(c->kind, "terminal");
+                else if (strcmp(c->name, "app.slice/autogroup-run-88.scope") == 0)
+                        assert_string_equal(c->kind, "run");
+        }
 
         f = open_memstream(&text, &len);
         ag_status_print(s, f, false);
@@ -568,6 +575,7 @@ static void test_status_systemd(void **state) {
         assert_null(strstr(json, "\x1b"));
         assert_non_null(strstr(json, "\"mode\":\"systemd\""));
         assert_non_null(strstr(json, "\"kind\":\"terminal\""));
+        assert_non_null(strstr(json, "\"kind\":\"run\""));
         free(text);
         free(json);
         ag_status_free(s);
