@@ -11,6 +11,9 @@
  *   lines in /etc/pam.d when not given; --pam-dir DIR reads DIR instead)
  *   autogroup [--root NAME] run [--latency CLASS] [--weight W] [--idle] -- CMD [ARGS...]
  *   autogroup [--root NAME] set [--latency CLASS] [--weight W] [--idle yes|no] PID|LEAF
+ *   (run and set in the systemd mode, AUTOGROUP_MODE=systemd outside a
+ *   cgroupfs session: a scope of the user's manager per command, the class
+ *   on the process; run-systemd.h)
  *   autogroup container-init [--leaf NAME]
  *
  * No setuid bit: "enter" works inside the subtree the module delegated to the
@@ -44,6 +47,7 @@
 #include "container.h"
 #include "enter.h"
 #include "run.h"
+#include "run-systemd.h"
 #include "hint.h"
 #include "enter-systemd.h"
 #include "systemd.h"
@@ -80,8 +84,10 @@ static void usage(FILE *f) {
               "  gc                              (root) remove empty groups\n"
               "  run [--latency CLASS] [--weight W] [--idle] [--verbose] -- CMD [ARGS...]\n"
               "                                  run CMD in a leaf of its own inside your session\n"
+              "                                  (systemd mode: in a scope of your user manager)\n"
               "  set [--latency CLASS] [--weight W] [--idle yes|no] [--verbose] PID|LEAF\n"
               "                                  change a running process or a leaf of your session\n"
+              "                                  (systemd mode: the latency class of a PID only)\n"
               "                                  CLASS: 0|batch 1|normal 2|interactive 3|audio\n"
               "                                  (at interactive 1, 2 from AUTOGROUP_INTERACTIVE, and\n"
               "                                  no --weight: the leaf's weight from the class)\n"
@@ -729,7 +735,14 @@ static int verb_run_set(const Args *a) {
                 return EXIT_FAILURE;
         char root[AG_ROOT_NAME_MAX + 1];
         const char *sroot = session_root(a, h, root, sizeof root);
-        r = run ? ag_run(h, sroot, &o, a->argv + i) : ag_set(h, sroot, &o, a->argv[i]);
+        pid_t target = getpid();
+        if (!run)
+                (void) parse_pid(a->argv[i], &target);
+        if (mode_env_is_systemd() && !ag_run_in_session(h, sroot, target))
+                /* a login of pam_autogroup's systemd mode: a scope of the user's manager */
+                r = run ? ag_run_systemd(h, NULL, &o, a->argv + i) : ag_set_systemd(&o, a->argv[i]);
+        else
+                r = run ? ag_run(h, sroot, &o, a->argv + i) : ag_set(h, sroot, &o, a->argv[i]);
         ag_hierarchy_free(h);
         return r;
 }

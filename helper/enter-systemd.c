@@ -79,8 +79,7 @@ static void sleep_usec(uint64_t usec) {
         (void) nanosleep(&ts, NULL);
 }
 
-/* Waits (bounded) until pid sits in its scope. */
-static bool arrived(const AgHierarchy *h, pid_t pid, uid_t uid) {
+bool ag_scope_wait_arrival(const AgHierarchy *h, pid_t pid, const char *unit_path, uint64_t max_usec) {
         uint64_t waited = 0, step = 1000;
 
         for (;;) {
@@ -88,9 +87,9 @@ static bool arrived(const AgHierarchy *h, pid_t pid, uid_t uid) {
 
                 if (ag_cg_pid_path(h, pid, &path) < 0)
                         return false;
-                if (ag_scope_place(path, uid, pid) == AG_SCOPE_PLACE_OWN)
+                if (strcmp(path, unit_path) == 0)
                         return true;
-                if (waited >= ARRIVAL_WAIT_USEC)
+                if (waited >= max_usec)
                         return false;
                 sleep_usec(step);
                 waited += step;
@@ -102,7 +101,7 @@ static bool arrived(const AgHierarchy *h, pid_t pid, uid_t uid) {
 int ag_enter_systemd(const AgHierarchy *h, pid_t pid, uid_t uid, AgEnterResult *ret_result,
                      char **ret_unit, const char **ret_what, char *errbuf, size_t errsize) {
         _cleanup_free_ char *path = NULL;
-        char scope[64], runtime_dir[64], description[256];
+        char scope[64], runtime_dir[64], description[256], unit_path[256];
         const char *what = NULL, *from;
         AgEnterResult result;
         pid_t sid = pid;
@@ -169,7 +168,8 @@ int ag_enter_systemd(const AgHierarchy *h, pid_t pid, uid_t uid, AgEnterResult *
                 result = AG_ENTER_SCOPE_FAILED;
                 goto done;
         }
-        if (!arrived(h, pid, uid)) {
+        if (ag_user_unit_path(uid, AG_TERMINAL_SCOPE_SLICE, scope, unit_path, sizeof unit_path) < 0 ||
+            !ag_scope_wait_arrival(h, pid, unit_path, ARRIVAL_WAIT_USEC)) {
                 if (errbuf && errsize)
                         snprintf(errbuf, errsize, "%s started, but the process is not in it yet", scope);
                 result = AG_ENTER_SCOPE_FAILED;

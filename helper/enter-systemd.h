@@ -9,7 +9,9 @@
  * manager does the move (asking the system manager for it, as for any of the
  * user's processes); no privilege is used. */
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "cgroup.h"
@@ -27,6 +29,11 @@
  * caller handed down, alarm(seconds). handler must end the process with
  * async-signal-safe calls only. */
 int ag_enter_deadline_arm(unsigned seconds, void (*handler)(int));
+
+/* Waits, up to max_usec, until pid sits in the cgroup unit_path (as
+ * ag_user_unit_path() gives it): the manager's job moves it once the start
+ * of the unit was accepted. false when it did not arrive or is gone. */
+bool ag_scope_wait_arrival(const AgHierarchy *h, pid_t pid, const char *unit_path, uint64_t max_usec);
 
 /* Moves pid into its terminal scope when it leads its session, belongs to uid
  * (real, effective, saved and filesystem uid) and sits in one of uid's logind

@@ -38,6 +38,15 @@ static int open_session(const AgHierarchy *h, const char *root, pid_t pid, int *
         return r;
 }
 
+bool ag_run_in_session(const AgHierarchy *h, const char *root, pid_t pid) {
+        _cleanup_close_ int sfd = -1;
+        _cleanup_free_ char *spath = NULL, *rest = NULL;
+        const char *step = NULL;
+        bool delegated;
+
+        return ag_session_dir_open_pid(h, root, pid, getuid(), &sfd, &spath, &rest, &delegated, &step) != -ENOENT;
+}
+
 unsigned ag_run_leaf_weight(const AgRunOptions *o) {
         return ag_latency_pick_leaf_weight(o->weight, o->set_latency, o->latency, o->interactive);
 }
@@ -47,7 +56,7 @@ static void note_idle_missing(const char *verb) {
                         "idle not set, the rest applies\n", verb);
 }
 
-static void note_latency(const char *verb, AgLatency l, AgLatencyResult res) {
+void ag_run_note_latency(const char *verb, AgLatency l, AgLatencyResult res) {
         if (res != AG_LATENCY_APPLIED)
                 fprintf(stderr, "autogroup %s: note: latency class %s: %s\n", verb, ag_latency_to_string(l),
                         ag_latency_result_to_string(res));
@@ -98,7 +107,7 @@ static _Noreturn void child(int lfd, int errfd, const AgRunOptions *o, char **ar
                         e = (ChildError) { 1, -r };
                         goto fail;
                 }
-                note_latency("run", o->latency, res);
+                ag_run_note_latency("run", o->latency, res);
         }
         execvp(argv[0], argv);
         e = (ChildError) { 2, errno };
@@ -297,6 +306,18 @@ static bool is_pid(const char *s, pid_t *ret) {
         return true;
 }
 
+int ag_set_own_process(pid_t pid, AgLatency l, AgLatencyResult *ret_res) {
+        int r = ag_pid_owned_by(pid, getuid());
+
+        if (r > 0)
+                r = ag_latency_apply_process(pid, l, ret_res);
+        else if (r == 0)
+                r = -EPERM;
+        if (r == -EPERM)
+                fprintf(stderr, "autogroup set: process %jd is not yours\n", (intmax_t) pid);
+        return r;
+}
+
 typedef struct LeafLatency {
         AgLatency latency;
         AgLatencyResult *res;
@@ -358,13 +379,9 @@ static int set_root_leaves(int sfd, const char *spath, const AgRunOptions *o, bo
                 }
                 r = leaf_latency(lfd, o->latency, &n, &res);
         } else {
-                r = ag_pid_owned_by(pid, getuid());
-                if (r == 0) {
-                        fprintf(stderr, "autogroup set: process %jd is not yours\n", (intmax_t) pid);
+                r = ag_set_own_process(pid, o->latency, &res);
+                if (r == -EPERM)
                         return 1;
-                }
-                if (r > 0)
-                        r = ag_latency_apply_process(pid, o->latency, &res);
                 if (r >= 0 && ag_class_leaf_name(o->latency, leaf, sizeof leaf) >= 0 &&
                     ag_leaf_open(sfd, leaf, getuid(), &lfd) >= 0) {
                         r = ag_cg_attach(lfd, pid);
@@ -379,7 +396,7 @@ static int set_root_leaves(int sfd, const char *spath, const AgRunOptions *o, bo
                 return 1;
         }
         if (n > 0)
-                note_latency("set", o->latency, res);
+                ag_run_note_latency("set", o->latency, res);
         return 0;
 }
 
@@ -468,7 +485,7 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
                         return 1;
                 }
                 if (n > 0)
-                        note_latency("set", o->latency, res);
+                        ag_run_note_latency("set", o->latency, res);
         }
         if (o->verbose)
                 fprintf(stderr, "autogroup set: %s/%s\n", spath, leaf);

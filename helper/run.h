@@ -46,6 +46,19 @@ typedef struct AgRunOptions {
  * class and level when --latency is given, else 0 (not touched). */
 unsigned ag_run_leaf_weight(const AgRunOptions *o);
 
+/* "autogroup VERB: note: latency class C: WHY" on stderr unless res is
+ * AG_LATENCY_APPLIED. */
+void ag_run_note_latency(const char *verb, AgLatency l, AgLatencyResult res);
+
+/* "autogroup set" on one process: the class on pid when it is the caller's
+ * (ag_pid_owned_by). -EPERM after "process N is not yours" on stderr;
+ * other -errno without a message. */
+int ag_set_own_process(pid_t pid, AgLatency l, AgLatencyResult *ret_res);
+
+/* Is pid inside one of the caller's pam_autogroup sessions below root (the
+ * cgroupfs mode)? run and set pick the systemd mode's way when it is not. */
+bool ag_run_in_session(const AgHierarchy *h, const char *root, pid_t pid);
+
 /* "autogroup run": returns the exit status for the command line (the
  * command's own, 128+N when it died of signal N, 1 or 127 when it could not
  * be started), messages go to stderr prefixed with "autogroup run: ". */

@@ -12,6 +12,7 @@
  *       session-N.scope                 the logins (CPUWeight=100 through pam_systemd)
  *       user@UID.service                the user's manager
  *         app.slice/autogroup-sid-S.scope   the terminals "autogroup enter" placed
+ *         app.slice/autogroup-run-P.scope   the commands "autogroup run" started
  *
  * The result has the shape of the cgroupfs mode's (status.h), so that it is
  * printed the same way, as text or JSON. */
@@ -157,15 +158,15 @@ static bool has_prefix_suffix(const char *s, const char *prefix, const char *suf
 
 static bool match_terminal(const char *name, void *userdata) {
         (void) userdata;
-        return has_prefix_suffix(name, AG_TERMINAL_SCOPE_PREFIX, ".scope");
+        return has_prefix_suffix(name, AG_TERMINAL_SCOPE_PREFIX, ".scope") ||
+               has_prefix_suffix(name, AG_RUN_SCOPE_PREFIX, ".scope");
 }
 
 static const char *kind_terminal(const char *name) {
-        (void) name;
-        return "terminal";
+        return strncmp(name, AG_RUN_SCOPE_PREFIX, strlen(AG_RUN_SCOPE_PREFIX)) == 0 ? "run" : "terminal";
 }
 
-/* user@UID.service: the terminals' scopes in its app.slice */
+/* user@UID.service: the terminals' and commands' scopes in its app.slice */
 static int descend_manager(AgStatusNode *manager, int fd, void *userdata) {
         _cleanup_close_ int afd = -EBADF;
         _cleanup_free_ char *path = NULL;
@@ -331,6 +332,9 @@ void ag_explain_systemd(const AgPolicy *policy, uid_t uid, FILE *out) {
         fprintf(out, "terminals (autogroup enter): user@%ju.service/%s/%s<sid>.scope CPUWeight=%llu\n",
                 (uintmax_t) uid, AG_TERMINAL_SCOPE_SLICE, AG_TERMINAL_SCOPE_PREFIX,
                 (unsigned long long) AG_TERMINAL_SCOPE_WEIGHT);
+        fprintf(out, "commands (autogroup run): user@%ju.service/%s/%s<pid>.scope CPUWeight= of the latency "
+                "class at interactive %u (else %llu)\n", (uintmax_t) uid, AG_TERMINAL_SCOPE_SLICE, AG_RUN_SCOPE_PREFIX,
+                policy->interactive, (unsigned long long) AG_TERMINAL_SCOPE_WEIGHT);
         if (policy->pool[0])
                 fprintf(out, "pool %s: not applied in the systemd mode\n", policy->pool);
 }

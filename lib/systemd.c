@@ -123,6 +123,28 @@ int ag_terminal_scope_name(pid_t sid, char *buf, size_t size) {
         return 0;
 }
 
+int ag_run_scope_name(pid_t pid, unsigned n, char *buf, size_t size) {
+        int k;
+
+        if (pid <= 0)
+                return -EINVAL;
+        if (n == 0)
+                k = snprintf(buf, size, AG_RUN_SCOPE_PREFIX "%jd.scope", (intmax_t) pid);
+        else
+                k = snprintf(buf, size, AG_RUN_SCOPE_PREFIX "%jd-%u.scope", (intmax_t) pid, n);
+        if (k < 0 || (size_t) k >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
+int ag_user_unit_path(uid_t uid, const char *slice, const char *unit, char *buf, size_t size) {
+        int n = snprintf(buf, size, "/user.slice/user-%lu.slice/user@%lu.service/%s/%s", (unsigned long) uid,
+                         (unsigned long) uid, slice, unit);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
 /* A logind session id: letters and digits ("3", "c1"). */
 static bool session_id_valid(const char *s, size_t n) {
         if (n == 0 || n > 64)
@@ -133,17 +155,22 @@ static bool session_id_valid(const char *s, size_t n) {
         return true;
 }
 
-AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid) {
-        char prefix[64], own[192], scope[64];
-        const char *rest;
-        size_t n;
+bool ag_systemd_in_user_slice(const char *cgroup_path, uid_t uid) {
+        char prefix[64];
+        int n;
 
-        if (!cgroup_path)
+        n = snprintf(prefix, sizeof prefix, "/user.slice/user-%lu.slice/", (unsigned long) uid);
+        return cgroup_path && n > 0 && (size_t) n < sizeof prefix && strncmp(cgroup_path, prefix, (size_t) n) == 0 &&
+               cgroup_path[n] != 0;
+}
+
+AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid) {
+        char own[256], scope[64];
+        const char *rest;
+
+        if (!ag_systemd_in_user_slice(cgroup_path, uid))
                 return AG_SCOPE_PLACE_OTHER;
-        n = (size_t) snprintf(prefix, sizeof prefix, "/user.slice/user-%lu.slice/", (unsigned long) uid);
-        if (n >= sizeof prefix || strncmp(cgroup_path, prefix, n) != 0)
-                return AG_SCOPE_PLACE_OTHER;
-        rest = cgroup_path + n;
+        rest = strchr(cgroup_path + strlen("/user.slice/"), '/') + 1;
         if (strncmp(rest, "session-", 8) == 0) {
                 const char *id = rest + 8, *dot = strchr(id, '.');
 
@@ -151,11 +178,10 @@ AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid) {
                         return AG_SCOPE_PLACE_SESSION;
                 return AG_SCOPE_PLACE_OTHER;
         }
-        if (ag_terminal_scope_name(sid, scope, sizeof scope) < 0)
+        if (ag_terminal_scope_name(sid, scope, sizeof scope) < 0 ||
+            ag_user_unit_path(uid, AG_TERMINAL_SCOPE_SLICE, scope, own, sizeof own) < 0)
                 return AG_SCOPE_PLACE_OTHER;
-        n = (size_t) snprintf(own, sizeof own, "user@%lu.service/" AG_TERMINAL_SCOPE_SLICE "/%s",
-                              (unsigned long) uid, scope);
-        if (n < sizeof own && strcmp(rest, own) == 0)
+        if (strcmp(cgroup_path, own) == 0)
                 return AG_SCOPE_PLACE_OWN;
         return AG_SCOPE_PLACE_OTHER;
 }

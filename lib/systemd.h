@@ -110,11 +110,26 @@ int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const char 
 /* "autogroup-sid-<sid>.scope" */
 int ag_terminal_scope_name(pid_t sid, char *buf, size_t size);
 
+/* "autogroup run" in the systemd mode: the command's own transient scope of
+ * the user's manager, user@UID.service/app.slice/autogroup-run-<pid>.scope
+ * (pid: the process that becomes the command), "-<n>" added for n > 0. */
+#define AG_RUN_SCOPE_PREFIX "autogroup-run-"
+int ag_run_scope_name(pid_t pid, unsigned n, char *buf, size_t size);
+
+/* The cgroup path (as /proc/PID/cgroup shows it) of unit `unit` in `slice`
+ * of uid's manager: /user.slice/user-UID.slice/user@UID.service/SLICE/UNIT. */
+int ag_user_unit_path(uid_t uid, const char *slice, const char *unit, char *buf, size_t size);
+
 typedef enum AgScopePlace {
         AG_SCOPE_PLACE_SESSION,        /* /user.slice/user-UID.slice/session-<id>.scope: logind's scope */
         AG_SCOPE_PLACE_OWN,            /* .../user@UID.service/app.slice/autogroup-sid-<sid>.scope */
         AG_SCOPE_PLACE_OTHER,          /* anywhere else (another unit of the user's manager included) */
 } AgScopePlace;
+
+/* Is cgroup_path (a process's cgroup v2 path) below uid's user slice,
+ * /user.slice/user-UID.slice/...: a login's session scope, the user's
+ * manager or one of its units? */
+bool ag_systemd_in_user_slice(const char *cgroup_path, uid_t uid);
 
 /* Where a process of uid, leading session sid, sits, from its cgroup v2 path
  * (the "0::" line of /proc/PID/cgroup). */

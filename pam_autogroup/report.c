@@ -162,15 +162,26 @@ void log_where(pam_handle_t *pamh, const struct module_ctl *ctl, const char *use
         }
 }
 
+static void putenv_or_log(pam_handle_t *pamh, const char *name, const char *value) {
+        char env[600];
+
+        snprintf(env, sizeof env, "%s=%s", name, value);
+        if (pam_putenv(pamh, env) != PAM_SUCCESS)
+                pam_syslog(pamh, LOG_WARNING, "cannot set %s", name);
+}
+
 void opened_slice(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *a, const char *user, uid_t uid,
                   const AgLogin *l, const AgPolicy *policy) {
-        char slice[64], weight[32], quota[32];
+        char slice[64], weight[32], quota[32], level[16];
 
         (void) ag_user_slice_name(uid, slice, sizeof slice);
         /* The switch for "autogroup enter" (the session hook): terminals of
          * this login get scopes of the user's manager. */
         if (pam_putenv(pamh, AG_MODE_ENV "=" AG_MODE_ENV_SYSTEMD) != PAM_SUCCESS)
                 pam_syslog(pamh, LOG_WARNING, "cannot set " AG_MODE_ENV ": terminals of this login get no groups");
+        /* the item "interactive", for "autogroup run --latency": its scope's CPUWeight= */
+        snprintf(level, sizeof level, "%u", policy->interactive);
+        putenv_or_log(pamh, AG_INTERACTIVE_ENV, level);
         if (AG_DEBUG(ctl)) {
                 ag_unit_values_format(&l->unit, weight, sizeof weight, quota, sizeof quota);
                 pam_syslog(pamh, LOG_DEBUG, "systemd mode: %s CPUWeight=%s CPUQuotaPerSecUSec=%s (runtime)%s",
@@ -179,14 +190,6 @@ void opened_slice(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn 
         }
         snprintf(slice, sizeof slice, "user.slice/user-%lu.slice", (unsigned long) uid);
         ag_audit_record(a, "autogroup-systemd-slice", user, uid, slice, NULL);
-}
-
-static void putenv_or_log(pam_handle_t *pamh, const char *name, const char *value) {
-        char env[600];
-
-        snprintf(env, sizeof env, "%s=%s", name, value);
-        if (pam_putenv(pamh, env) != PAM_SUCCESS)
-                pam_syslog(pamh, LOG_WARNING, "cannot set %s", name);
 }
 
 void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *a, const char *user,

@@ -17,6 +17,10 @@
 #     two groups; enter is idempotent, ignores non-leaders and other users'
 #     processes; after logout no scope, process or slice is left
 #   - the latency class applies in systemd mode (G: latency batch)
+#   - autogroup run --latency CLASS: the command in a scope of the user's
+#     manager (autogroup-run-<pid>.scope) with the class's CPUWeight= at
+#     interactive 2 (R; 100 at level 0), its class set; set --latency PID: the class only;
+#     a manager that cannot answer: the command runs where it is
 #   - enter when the user manager cannot answer (stopped, its sockets gone;
 #     a private socket or user bus whose listener accepts and never replies;
 #     DBUS_SESSION_BUS_ADDRESS=unixexec:... with SIGALRM blocked, where the
@@ -65,8 +69,8 @@ check "sshd active" waitfor 60 systemctl is-active ssh
 
 echo "# 1. install: module before pam_systemd (common-session) in sshd's stack"
 install -m 644 "$MODULE" "$SECDIR/pam_autogroup.so"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UD="${TAG}d"; UE="${TAG}e"; UF="${TAG}f"; UG="${TAG}g"
-for u in "$UA" "$UB" "$UC" "$UD" "$UE" "$UF" "$UG"; do
+UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UD="${TAG}d"; UE="${TAG}e"; UF="${TAG}f"; UG="${TAG}g"; UR="${TAG}r"
+for u in "$UA" "$UB" "$UC" "$UD" "$UE" "$UF" "$UG" "$UR"; do
         useradd -m -s /bin/bash "$u"; AG_USERS="$AG_USERS $u"
         install -d -m 700 -o "$u" -g "$u" "/home/$u/.ssh"
         install -m 600 -o "$u" -g "$u" /root/.ssh/id_ed25519.pub "/home/$u/.ssh/authorized_keys"
@@ -80,6 +84,7 @@ $UA    weight  200
 $UB    max     150%
 $UC    idle    yes
 $UG    latency batch
+$UR    interactive 2
 CONF
 chmod 644 /etc/security/autogroup.conf
 cp /etc/pam.d/sshd "$T/sshd.orig"
@@ -362,7 +367,9 @@ out=\$(timeout 30 \${AG_PRE:-} "$HELPER" enter --pid \$\$ 2>&1); rc=\$?
 cg1=\$(cut -d: -f3 /proc/self/cgroup)
 vout=\$(timeout 30 \${AG_PRE:-} "$HELPER" enter --verbose --pid \$\$ 2>&1); vrc=\$?
 cg2=\$(cut -d: -f3 /proc/self/cgroup)
+rout=\$(timeout 30 \${AG_PRE:-} "$HELPER" run --verbose --latency interactive -- sh -c 'echo "\$(cut -d: -f3 /proc/self/cgroup) \$(chrt -p \$\$ | sed -n "s/.*policy: //p")"' 2>&1); rrc=\$?
 echo "pid=\$\$ sid=\$(ps -o sid= -p \$\$ | tr -d ' ')"
+echo "run=rc \$rrc [\$(echo "\$rout" | tr '\n' '|')]"
 echo "silent=rc \$rc [\$out]"
 echo "verbose=rc \$vrc [\$vout]"
 echo "cg=\$cg0 \$cg1 \$cg2"
@@ -446,16 +453,88 @@ for v in none private bus exec; do
         esac
         check "($v) enter --verbose: exit 0, the manager was asked and did not answer ($why)" \
                 grep -qE "^verbose=rc 0 \[$GP: the user manager did not move it, left where it is: $why\]\$" "$TT/g.$v.out"
+        # run --latency interactive: the command runs where it is, with its class, and says why
+        check "($v) run --verbose --latency interactive: exit 0, the manager did not answer ($why), the command ran in the session scope, SCHED_OTHER (G's login is SCHED_BATCH)" \
+                grep -qE "^run=rc 0 \[autogroup run: no scope of the user manager \($why\): the command runs where it is\|(autogroup run: note: [^|]*\|)?$GSCOPE SCHED_OTHER\|\]\$" "$TT/g.$v.out"
 done
 listener_stop bus "$RUNG/bus"
 check "(exec) the unixexec: program never ran" test ! -e "$TT/g.exec.ran"
 check "(exec) nothing it would have spawned is left" sh -c "! pgrep -u $UG -f '^sleep 600'"
-check "no autogroup-sid scope was made for G" sh -c "[ -z \"\$(find $CG2/user.slice/user-$IG.slice -name 'autogroup-sid-*' 2>/dev/null)\" ]"
+check "no autogroup-sid or autogroup-run scope was made for G" sh -c "[ -z \"\$(find $CG2/user.slice/user-$IG.slice -name 'autogroup-*' 2>/dev/null)\" ]"
 touch "$STOP2.g"
 check "G's login ended" waitfor 120 grep -q '^stopped' "$T/g.out"
 wait "$PG"; check_eq "G's ssh client exits 0" 0 "$?"
 check "no process of G left" waitfor 120 sh -c "! pgrep -u $UG"
 check "user-$IG.slice gone" waitfor 120 test ! -e "$CG2/user.slice/user-$IG.slice"
+
+echo "# 7h. autogroup run and set in the systemd mode: a scope of the user's manager per command"
+# R (interactive 2): an ssh login whose commands are started with "autogroup run"; each
+# command reports where it runs, then waits for root's go, so that root looks at its
+# scope while it is there (no timing)
+IR=$(id -u "$UR")
+SA="$abs_top_builddir/tests/host/schedattr"
+# rcmd NAME: the body of a command that reports and waits
+rcmd() { echo "cat /proc/self/cgroup; echo pid=\$\$; [ -x $SA ] && $SA \$\$; chrt -p \$\$; touch $TT/r.$1.up; while [ ! -e $TT/r.$1.go ]; do sleep 0.2; done; sleep 1"; }
+cat >"$TT/r.sh" <<EOS
+echo "agm=\$AUTOGROUP_MODE agi=\$AUTOGROUP_INTERACTIVE"
+"$HELPER" run --verbose --latency audio -- sh -c '$(rcmd audio)' >$TT/r.audio 2>&1; echo "audio_rc=\$?"
+"$HELPER" run --verbose --latency batch -- sh -c '$(rcmd batch)' >$TT/r.batch 2>&1; echo "batch_rc=\$?"
+AUTOGROUP_INTERACTIVE=0 "$HELPER" run --verbose --latency audio -- sh -c '$(rcmd level0)' >$TT/r.level0 2>&1; echo "level0_rc=\$?"
+"$HELPER" run --latency audio -- sh -c 'exit 7'; echo "exit_rc=\$?"
+"$HELPER" run -- /nonexistent/cmd 2>/dev/null; echo "missing_rc=\$?"
+sleep 300 & s=\$!
+sout=\$("$HELPER" set --verbose --latency batch \$s 2>&1); src=\$?
+echo "set=[\$(echo "\$sout" | tr '\n' '|')] rc=\$src policy=\$(chrt -p \$s | sed -n 's/.*policy: //p')"
+echo "set_cg=\$(cut -d: -f3 /proc/\$s/cgroup) login_cg=\$(cut -d: -f3 /proc/self/cgroup)"
+"$HELPER" set --weight 300 \$s 2>/dev/null; echo "setw_rc=\$?"
+"$HELPER" set --latency batch 1 2>/dev/null; echo "set1_rc=\$?"
+"$HELPER" set --latency batch leaf-1 2>/dev/null; echo "setleaf_rc=\$?"
+kill \$s; echo finished
+EOS
+chmod 644 "$TT/r.sh"
+"${SSH[@]}" "$UR@127.0.0.1" "exec bash $TT/r.sh" >"$T/r.out" 2>&1 & PR=$!
+track_pid $PR
+rprop() { runuser -u "$UR" -- env XDG_RUNTIME_DIR="/run/user/$IR" systemctl --user show "$1" -p "$2" --value; }
+# rcase NAME CPUWEIGHT(property) CPU.WEIGHT(file) POLICY: one command's checks, then its go
+rcase() {
+        local cg pid unit
+        check "($1) the command started" waitfor 300 test -e "$TT/r.$1.up"
+        sed "s/^/#   R ($1): /" "$TT/r.$1"
+        cg=$(sed -n 's/^0:://p' "$TT/r.$1"); pid=$(sed -n 's/^pid=//p' "$TT/r.$1"); unit=${cg##*/}
+        check "($1) it runs in a scope of R's manager: user@$IR.service/app.slice/autogroup-run-<pid>.scope" \
+                sh -c "echo '$cg' | grep -qE '^/user.slice/user-$IR.slice/user@$IR.service/app.slice/autogroup-run-[0-9]+[.]scope\$'"
+        check_eq "($1) the scope is named after the command's own pid (run became the command)" \
+                "autogroup-run-$pid.scope" "$unit"
+        check "($1) --verbose named the scope" grep -qF "autogroup run: $cg (" "$TT/r.$1"
+        check_eq "($1) the user manager: $unit active, in app.slice" "active app.slice" \
+                "$(rprop "$unit" ActiveState) $(rprop "$unit" Slice)"
+        check_eq "($1) CPUWeight=$2" "$2" "$(rprop "$unit" CPUWeight)"
+        check_eq "($1) cpu.weight $3" "$3" "$(cat "$CG2$cg/cpu.weight" 2>/dev/null)"
+        check_eq "($1) the command runs $4" "$4" "$(sed -n 's/.*scheduling policy: //p' "$TT/r.$1")"
+        touch "$TT/r.$1.go"
+}
+check "R logged in" waitfor 300 grep -q '^agm=' "$T/r.out"
+check_eq "R's login exported AUTOGROUP_MODE=systemd and AUTOGROUP_INTERACTIVE=2" "agm=systemd agi=2" "$(sed -n 1p "$T/r.out")"
+rcase audio 1000 1000 SCHED_OTHER
+# the class's slice: 0.1 ms where the kernel has custom slices (6.12+), else the note says so
+check "(audio) the task's slice is the class's (0.1 ms), or the kernel has none and run said so" \
+        sh -c "grep -q ' policy=0 nice=0 runtime=100000\$' '$TT/r.audio' || grep -q 'note: latency class audio: the kernel has no custom slices' '$TT/r.audio'"
+rcase batch 100 100 SCHED_BATCH
+# level 0: CPUWeight=100 (the default weight, set so that the scope is a group of its own)
+rcase level0 100 100 SCHED_OTHER
+check "R's commands and sets are done" waitfor 120 grep -q '^finished' "$T/r.out"
+sed 's/^/#   R: /' "$T/r.out"
+rv() { sed -n "s/^$1=//p" "$T/r.out" | head -n1; }
+check_eq "run passes each command's exit status on" "0 0 0 7 127" "$(rv audio_rc) $(rv batch_rc) $(rv level0_rc) $(rv exit_rc) $(rv missing_rc)"
+check "set --latency batch PID: exit 0, SCHED_BATCH, says it set the class only" \
+        sh -c "grep -q '^set=\[.*autogroup set: latency class batch on process [0-9]* (systemd mode: the class only, the process stays in its scope)|\] rc=0 policy=SCHED_BATCH\$' '$T/r.out'"
+check_eq "set moved nothing: the process stays in R's session scope" \
+        "$(sed -n 's/^set_cg=.* login_cg=//p' "$T/r.out")" "$(sed -n 's/^set_cg=\([^ ]*\) .*/\1/p' "$T/r.out")"
+check_eq "set --weight, set on PID 1, set on a leaf name: refused (1 1 2)" "1 1 2" "$(rv setw_rc) $(rv set1_rc) $(rv setleaf_rc)"
+wait "$PR"; check_eq "R's ssh client exits 0" 0 "$?"
+check "no process of R left" waitfor 120 sh -c "! pgrep -u $UR"
+check "no autogroup-run scope left anywhere" waitfor 120 sh -c "[ -z \"\$(find $CG2 -name 'autogroup-run-*' 2>/dev/null)\" ]"
+check "user-$IR.slice gone" waitfor 120 test ! -e "$CG2/user.slice/user-$IR.slice"
 
 echo "# 8. pam_autogroup after pam_systemd: the notice; the slice still gets its policy"
 cp "$T/sshd.orig" /etc/pam.d/sshd

@@ -3,8 +3,13 @@
  * and the bound of ag_systemd_start_user_scope() when the user manager's
  * sockets are missing or never answer (real sockets in a temporary
  * directory, the real libsystemd); the user bus address "autogroup enter"
- * accepts (never unixexec:) and its backstop alarm under a blocked SIGALRM. */
+ * accepts (never unixexec:) and its backstop alarm under a blocked SIGALRM;
+ * "autogroup run" in the systemd mode: its scope names and weights, and
+ * ag_run_systemd_place() against a manager that never answers and a fake
+ * one (sd-bus in server mode on the private socket) that records what
+ * StartTransientUnit carried. */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,8 +27,14 @@
 #include <cmocka.h>
 
 #include "enter-systemd.h"
+#include "run-systemd.h"
 #include "status.h"
 #include "systemd.h"
+
+#ifdef AG_HAVE_SDBUS
+#include <systemd/sd-bus.h>
+#include <systemd/sd-id128.h>
+#endif
 
 static void test_mode_names(void **state) {
         (void) state;
@@ -516,6 +527,7 @@ static void test_status_systemd(void **state) {
         snprintf(p, sizeof p, "%s/autogroup-sid-77.scope", m); mk(top, p);
         snprintf(p, sizeof p, "%s/autogroup-sid-77.scope/cpu.weight", m); wr(top, p, "100\n");
         snprintf(p, sizeof p, "%s/autogroup-sid-\xe2\x80\xae\x1b[2J.scope", m); mk(top, p);   /* bidi, escape */
+        snprintf(p, sizeof p, "%s/autogroup-run-88.scope", m); mk(top, p);
         snprintf(p, sizeof p, "%s/tmux-spawn-1.scope", m); mk(top, p);                    /* not ours */
         mk(top, "user.slice/user-5.slice/other.service");
         mk(top, "user.slice/user-6.slice");
@@ -536,9 +548,15 @@ static void test_status_systemd(void **state) {
         assert_string_equal(u5->children[0]->name, "session-3.scope");
         assert_int_equal(u5->children[0]->procs, 2);
         assert_string_equal(u5->children[1]->name, "user@5.service");
-        assert_int_equal(u5->children[1]->n_children, 2);       /* the two autogroup-sid scopes */
-        assert_string_equal(u5->children[1]->children[0]->name, "app.slice/autogroup-sid-77.scope");
-        assert_string_equal(u5->children[1]->children[0]->kind, "terminal");
+        assert_int_equal(u5->children[1]->n_children, 3);       /* two autogroup-sid scopes, one autogroup-run */
+        for (size_t i = 0; i < 3; i++) {
+                const AgStatusNode *c = u5->children[1]->children[i];
+
+                if (strcmp(c->name, "app.slice/autogroup-sid-77.scope") == 0)
+                        assert_string_equal(c->kind, "terminal");
+                else if (strcmp(c->name, "app.slice/autogroup-run-88.scope") == 0)
+                        assert_string_equal(c->kind, "run");
+        }
 
         f = open_memstream(&text, &len);
         ag_status_print(s, f, false);
@@ -557,6 +575,7 @@ static void test_status_systemd(void **state) {
         assert_null(strstr(json, "\x1b"));
         assert_non_null(strstr(json, "\"mode\":\"systemd\""));
         assert_non_null(strstr(json, "\"kind\":\"terminal\""));
+        assert_non_null(strstr(json, "\"kind\":\"run\""));
         free(text);
         free(json);
         ag_status_free(s);
@@ -621,6 +640,256 @@ static void test_session_scope_path(void **state) {
         }
 }
 
+
+/* ---- "autogroup run" in the systemd mode */
+
+static void test_run_scope_names(void **state) {
+        char buf[256], small[16];
+
+        (void) state;
+        assert_int_equal(ag_run_scope_name(4242, 0, buf, sizeof buf), 0);
+        assert_string_equal(buf, "autogroup-run-4242.scope");
+        assert_int_equal(ag_run_scope_name(4242, 2, buf, sizeof buf), 0);
+        assert_string_equal(buf, "autogroup-run-4242-2.scope");
+        assert_int_equal(ag_run_scope_name(0, 0, buf, sizeof buf), -EINVAL);
+        assert_int_equal(ag_run_scope_name(4242, 0, small, sizeof small), -ENOBUFS);
+        assert_int_equal(ag_user_unit_path(1000, "app.slice", "autogroup-run-7.scope", buf, sizeof buf), 0);
+        assert_string_equal(buf, "/user.slice/user-1000.slice/user@1000.service/app.slice/autogroup-run-7.scope");
+        assert_int_equal(ag_user_unit_path(1000, "app.slice", "autogroup-run-7.scope", small, sizeof small), -ENOBUFS);
+        /* where run asks for a scope: inside the user's own slice only */
+        assert_true(ag_systemd_in_user_slice("/user.slice/user-1000.slice/session-3.scope", 1000));
+        assert_true(ag_systemd_in_user_slice("/user.slice/user-1000.slice/user@1000.service/app.slice/x.scope", 1000));
+        assert_false(ag_systemd_in_user_slice("/user.slice/user-1000.slice/", 1000));
+        assert_false(ag_systemd_in_user_slice("/user.slice/user-1000.slice", 1000));
+        assert_false(ag_systemd_in_user_slice("/user.slice/user-10000.slice/session-3.scope", 1000));
+        assert_false(ag_systemd_in_user_slice("/user.slice/user-1001.slice/session-3.scope", 1000));
+        assert_false(ag_systemd_in_user_slice("/system.slice/cron.service", 1000));
+        assert_false(ag_systemd_in_user_slice(NULL, 1000));
+}
+
+static void test_run_weight(void **state) {
+        AgRunOptions o = { .latency = AG_LATENCY_AUDIO, .set_latency = true, .idle = -1, .interactive = 2 };
+
+        (void) state;
+        assert_int_equal(ag_run_systemd_weight(&o), 1000);
+        o.interactive = 1;
+        assert_int_equal(ag_run_systemd_weight(&o), 400);
+        o.latency = AG_LATENCY_INTERACTIVE;
+        assert_int_equal(ag_run_systemd_weight(&o), 200);
+        o.interactive = 2;
+        assert_int_equal(ag_run_systemd_weight(&o), 400);
+        o.latency = AG_LATENCY_BATCH;
+        assert_int_equal(ag_run_systemd_weight(&o), 100);
+        /* level 0, or no class: CPUWeight=100, the default, set so that the
+         * manager enables cpu for the scope (a group of its own) */
+        o.interactive = 0;
+        assert_int_equal(ag_run_systemd_weight(&o), 100);
+        o.interactive = 2;
+        o.set_latency = false;
+        assert_int_equal(ag_run_systemd_weight(&o), 100);
+        /* --idle: CPUWeight=idle; --weight wins */
+        o.idle = 1;
+        assert_true(ag_run_systemd_weight(&o) == AG_SYSTEMD_CPU_WEIGHT_IDLE);
+        o.weight = 300;
+        assert_int_equal(ag_run_systemd_weight(&o), 300);
+}
+
+/* The hierarchy ag_run_systemd_place() waits in: where this test process
+ * sits is never the scope's cgroup (no manager moves it). */
+static const AgHierarchy run_h = { .version = 2, .mount = (char *) "/sys/fs/cgroup", .has_cpu = true };
+
+/* A manager that never answers: the request ends at its bound with a reason. */
+static void test_run_place_never_answers(void **state) {
+        const Dirs *d = *state;
+        char unit[256] = "untouched", why[300] = "";
+        int fd, r;
+
+        unsetenv("DBUS_SESSION_BUS_ADDRESS");
+        fd = silent_listener(d->priv);
+        signal(SIGALRM, hung);
+        alarm(LIVENESS_S);
+        r = ag_run_systemd_place(&run_h, d->top, getpid(), getuid(), 1000, "unit test", 1, unit, sizeof unit, why,
+                                 sizeof why);
+        alarm(0);
+        close(fd);
+        print_message("# run, a manager that never answers: %d (%s)\n", r, why);
+        if (r == -EOPNOTSUPP || strstr(why, "libsystemd"))
+                skip();
+        assert_int_equal(r, -ETIMEDOUT);
+        assert_true(why[0] != 0);
+        assert_string_equal(unit, "untouched");
+}
+
+#ifdef AG_HAVE_SDBUS
+/* Serves the private socket lfd as a fake user manager: accepts `calls`
+ * connections, one StartTransientUnit on each, writes what it carried to
+ * log (one line a call: the unit name, then each property), answers call i
+ * with a job path, or with UnitExists when exists[i]. Runs in a child. */
+static _Noreturn void fake_manager(int lfd, const char *log, unsigned calls, const bool *exists) {
+        FILE *f = fopen(log, "we");
+
+        if (!f)
+                _exit(2);
+        for (unsigned i = 0; i < calls; i++) {
+                sd_bus *bus = NULL;
+                sd_id128_t id;
+                int fd = accept(lfd, NULL, NULL), r;
+
+                if (fd < 0 || sd_id128_randomize(&id) < 0 || sd_bus_new(&bus) < 0 || sd_bus_set_fd(bus, fd, fd) < 0 ||
+                    sd_bus_set_server(bus, 1, id) < 0 || sd_bus_start(bus) < 0)
+                        _exit(3);
+                for (;;) {
+                        sd_bus_message *m = NULL;
+                        const char *name = NULL, *mode = NULL;
+
+                        r = sd_bus_process(bus, &m);
+                        if (r < 0)
+                                _exit(4);
+                        if (r == 0) {
+                                (void) sd_bus_wait(bus, UINT64_MAX);
+                                continue;
+                        }
+                        if (!m || !sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager",
+                                                                 "StartTransientUnit")) {
+                                sd_bus_message_unref(m);
+                                continue;
+                        }
+                        if (sd_bus_message_read(m, "ss", &name, &mode) < 0 ||
+                            sd_bus_message_enter_container(m, 'a', "(sv)") < 0)
+                                _exit(5);
+                        fprintf(f, "unit=%s mode=%s", name, mode);
+                        while (sd_bus_message_enter_container(m, 'r', "sv") > 0) {
+                                const char *p, *contents, *v;
+                                char type;
+                                uint64_t t;
+                                uint32_t u;
+
+                                if (sd_bus_message_read(m, "s", &p) < 0 || sd_bus_message_peek_type(m, &type, &contents) < 0)
+                                        _exit(6);
+                                if (strcmp(contents, "t") == 0 && sd_bus_message_read(m, "v", "t", &t) >= 0)
+                                        fprintf(f, " %s=%" PRIu64, p, t);
+                                else if (strcmp(contents, "s") == 0 && sd_bus_message_read(m, "v", "s", &v) >= 0)
+                                        fprintf(f, " %s=%s", p, v);
+                                else if (strcmp(contents, "au") == 0 && sd_bus_message_enter_container(m, 'v', "au") >= 0 &&
+                                         sd_bus_message_enter_container(m, 'a', "u") >= 0) {
+                                        fprintf(f, " %s=", p);
+                                        while (sd_bus_message_read(m, "u", &u) > 0)
+                                                fprintf(f, "%" PRIu32 ",", u);
+                                        sd_bus_message_exit_container(m);
+                                        sd_bus_message_exit_container(m);
+                                } else if (sd_bus_message_skip(m, "v") >= 0)
+                                        fprintf(f, " %s=?", p);
+                                sd_bus_message_exit_container(m);
+                        }
+                        fputc('\n', f);
+                        fflush(f);
+                        if (exists[i])
+                                r = sd_bus_reply_method_errorf(m, "org.freedesktop.systemd1.UnitExists",
+                                                               "Unit %s already exists.", name);
+                        else
+                                r = sd_bus_reply_method_return(m, "o", "/org/freedesktop/systemd1/job/1");
+                        (void) sd_bus_flush(bus);
+                        sd_bus_message_unref(m);
+                        break;
+                }
+                sd_bus_close(bus);
+                sd_bus_unref(bus);
+        }
+        fclose(f);
+        _exit(0);
+}
+
+/* One ag_run_systemd_place() against the fake manager; returns what it
+ * logged (static buffer). */
+static const char *place_with_fake(const Dirs *d, uint64_t weight, unsigned calls, const bool *exists, int *ret,
+                                   char *why, size_t why_size) {
+        static char logged[1024];
+        char log[160], unit[256] = "";
+        int fd, status = -1;
+        pid_t srv;
+        FILE *f;
+        size_t n;
+
+        unsetenv("DBUS_SESSION_BUS_ADDRESS");
+        snprintf(log, sizeof log, "%s/fake.log", d->top);
+        fd = silent_listener(d->priv);
+        srv = fork();
+        assert_true(srv >= 0);
+        if (srv == 0)
+                fake_manager(fd, log, calls, exists);
+        signal(SIGALRM, hung);
+        alarm(LIVENESS_S);
+        *ret = ag_run_systemd_place(&run_h, d->top, getpid(), getuid(), weight, "unit test", AG_RUN_SYSTEMD_DEADLINE_S,
+                                    unit, sizeof unit, why, why_size);
+        assert_int_equal(waitpid(srv, &status, 0), srv);
+        alarm(0);
+        close(fd);
+        (void) unlink(d->priv);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        f = fopen(log, "re");
+        assert_non_null(f);
+        n = fread(logged, 1, sizeof logged - 1, f);
+        logged[n] = 0;
+        fclose(f);
+        (void) unlink(log);
+        return logged;
+}
+
+/* The request: the scope autogroup-run-<pid>.scope in app.slice with
+ * PIDs=[pid], the class's CPUWeight= (0 for idle) and CollectMode;
+ * the manager accepts, the process never arrives (nobody moves it here):
+ * -EINPROGRESS and the command runs where it is. */
+static void test_run_place_request(void **state) {
+        const Dirs *d = *state;
+        char why[300] = "", want[512];
+        const bool no[1] = { false };
+        const char *logged;
+        pid_t self = getpid();
+        int r;
+
+        logged = place_with_fake(d, 1000, 1, no, &r, why, sizeof why);
+        print_message("# run, a manager that accepts: %d (%s)\n#   %s", r, why, logged);
+        snprintf(want, sizeof want,
+                 "unit=autogroup-run-%jd.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
+                 "CPUWeight=1000 CollectMode=inactive-or-failed\n", (intmax_t) self, (intmax_t) self);
+        assert_string_equal(logged, want);
+        assert_int_equal(r, -EINPROGRESS);
+        assert_non_null(strstr(why, "started, but the process is not in it yet"));
+
+        /* --idle: CPUWeight=idle is 0 on the bus */
+        logged = place_with_fake(d, AG_SYSTEMD_CPU_WEIGHT_IDLE, 1, no, &r, why, sizeof why);
+        snprintf(want, sizeof want,
+                 "unit=autogroup-run-%jd.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
+                 "CPUWeight=0 CollectMode=inactive-or-failed\n", (intmax_t) self, (intmax_t) self);
+        assert_string_equal(logged, want);
+        assert_int_equal(r, -EINPROGRESS);
+}
+
+/* autogroup-run-<pid>.scope still exists (an earlier command's background
+ * processes): the next name is asked for. */
+static void test_run_place_name_taken(void **state) {
+        const Dirs *d = *state;
+        char why[300] = "", want[512];
+        const bool exists[2] = { true, false };
+        const char *logged;
+        pid_t self = getpid();
+        int r;
+
+        logged = place_with_fake(d, 400, 2, exists, &r, why, sizeof why);
+        print_message("# run, the first name taken: %d (%s)\n#   %s", r, why, logged);
+        snprintf(want, sizeof want,
+                 "unit=autogroup-run-%jd.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
+                 "CPUWeight=400 CollectMode=inactive-or-failed\n"
+                 "unit=autogroup-run-%jd-1.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
+                 "CPUWeight=400 CollectMode=inactive-or-failed\n",
+                 (intmax_t) self, (intmax_t) self, (intmax_t) self, (intmax_t) self);
+        assert_string_equal(logged, want);
+        assert_int_equal(r, -EINPROGRESS);
+        assert_non_null(strstr(why, "autogroup-run-"));
+}
+#endif
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mode_names),
@@ -639,6 +908,13 @@ int main(void) {
                 cmocka_unit_test(test_slice_forget),
                 cmocka_unit_test(test_session_scope_path),
                 cmocka_unit_test(test_status_systemd),
+                cmocka_unit_test(test_run_scope_names),
+                cmocka_unit_test(test_run_weight),
+                cmocka_unit_test_setup_teardown(test_run_place_never_answers, dirs_setup, dirs_teardown),
+#ifdef AG_HAVE_SDBUS
+                cmocka_unit_test_setup_teardown(test_run_place_request, dirs_setup, dirs_teardown),
+                cmocka_unit_test_setup_teardown(test_run_place_name_taken, dirs_setup, dirs_teardown),
+#endif
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
