@@ -5,7 +5,7 @@
 # leaf-1..N and class leaves, whose cgroup.procs (and the session's, the
 # common ancestor) are the user's and nothing else is. Every attack runs as
 # the unprivileged user (tests/leaves-attack.sh); a real tmux's panes land in
-# leaves of their own; 10,000 enter/run calls stay within the bound; a leaf
+# leaves of their own; enter and run calls in a loop stay within the bound; a leaf
 # the kernel refuses leaves the login grouped with one log line.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
@@ -85,15 +85,18 @@ else
         skip "no tmux"
 fi
 
-echo "# 4. 10,000 enter and run calls in a loop: never more groups than root made"
+echo "# 4. enter and run calls in a loop: never more groups than root made"
+# 10,000 calls run on the host (tests/host/test-helper.sh); under TCG on a busy
+# host a call can cost a second, so the guest makes 200 (the lane stops a
+# guest that prints nothing for 300 s)
 cat >"$U/loop.sh" <<EOS
 S=$CG2\$(sed -n 's/^0:://p' /proc/self/cgroup); S=\${S%/login}
-for i in \$(seq 1000); do setsid -w sh -c '"$HELPER" --root $ROOT enter --pid \$\$; "$HELPER" --root $ROOT enter --pid \$\$; "$HELPER" --root $ROOT enter --pid \$\$; "$HELPER" --root $ROOT enter --pid \$\$; "$HELPER" --root $ROOT enter --pid \$\$'; done
-for i in \$(seq 5000); do "$HELPER" --root $ROOT run -- true || echo fail; done | sort | uniq -c >$U/loop.fail
+for i in \$(seq 20); do setsid -w sh -c '"$HELPER" --root $ROOT enter --pid \$\$; "$HELPER" --root $ROOT enter --pid \$\$; "$HELPER" --root $ROOT enter --pid \$\$; "$HELPER" --root $ROOT enter --pid \$\$; "$HELPER" --root $ROOT enter --pid \$\$'; done
+for i in \$(seq 100); do "$HELPER" --root $ROOT run -- true || echo fail; done | sort | uniq -c >$U/loop.fail
 find \$S -mindepth 1 -type d | wc -l >$U/loop.n
 EOS
 timeout -k 5 600 "$AGDRV" --pam "$T" agdef "$UA" open env run-user "sh $U/loop.sh" close >"$T/loop.out" 2>&1
-check_eq "5,000 enter and 5,000 run calls: login/ and six leaves remain" 7 "$(cat "$U/loop.n" 2>/dev/null)"
+check_eq "100 enter and 100 run calls: login/ and six leaves remain" 7 "$(cat "$U/loop.n" 2>/dev/null)"
 check_eq "every run succeeded" "" "$(cat "$U/loop.fail" 2>/dev/null)"
 check "and close removed the session" test ! -e "$CG2$(val AUTOGROUP_SESSION "$T/loop.out")"
 
