@@ -9,7 +9,12 @@
 #     login's processes wherever they move in the cpu hierarchy, removed at
 #     close; a lingering session is reported as such and its mirror is swept
 #     by the next close or by gc; the user cannot move into any mirror;
-#   - "autogroup status" shows CPU time that grows while spinners run.
+#   - "autogroup status" shows CPU time that grows while spinners run;
+#   - CPU after logout: a lingering session's removal (by its watcher, a
+#     later login's sweep or gc) writes one more line and record,
+#     state=removed, with the CPU used up to then (a nohup burner of 2.5 s
+#     left at logout shows >= 2.4 s); the watcher of a su-style caller (real
+#     uid the user's) is all root's: the user cannot stop or kill it.
 # Syslog is captured in private mount namespaces (tests/host/hardening-lib.sh).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
@@ -226,10 +231,11 @@ watcher_of() {
         return 1
 }
 # lingering TAG STRACE-OUT CMD [setpriv args...]: a login whose CMD outlives the close, the driver in
-# the background ($LD), tagged for watcher_of; under strace -f (the watcher's audit records) when installed
+# the background ($LD), tagged for watcher_of; with STRACE-OUT not empty, under strace -f (the
+# watcher's audit records) when strace is installed
 lingering() {
         local tag="$1" tr="$2" cmd="$3"; shift 3
-        local st=; command -v strace >/dev/null && st="strace -f -s 768 -e trace=sendto -o $tr"
+        local st=; [ -n "$tr" ] && command -v strace >/dev/null && st="strace -f -s 768 -e trace=sendto -o $tr"
         nsrun 'st=$1 tag=$2 cmd=$3; shift 3
                 exec $st env AG_TEST_WATCH="$tag" setpriv "$@" -- timeout -k 5 120 "$AGDRV" --pam "$T" agacct "$UA" \
                         open env spawn-user "$cmd" close' "$st" "$tag" "$cmd" "$@" >"$T/$tag.out" 2>&1 &
@@ -237,7 +243,7 @@ lingering() {
         wait_for "$T/$tag.out" '^close='
 }
 export AGDRV T UA
-lingering w "$T/w.trace" "nohup $BURN25 >/dev/null 2>&1; echo \$\$ > $U/w.pid; until [ -e $U/w.go ]; do sleep 0.05; done" --ruid="$UA"
+lingering w "" "nohup $BURN25 >/dev/null 2>&1; echo \$\$ > $U/w.pid; until [ -e $U/w.go ]; do sleep 0.05; done" --ruid="$UA"
 SW=$(val AUTOGROUP_SESSION w)
 check "su-style caller: close succeeds with the burner left running" grep -q '^close=PAM_SUCCESS' "$T/w.out"
 hlog_has "su-style caller: close line says lingering" "${PFX}session $(re_escape "$SW") lingering: user=$UA scope=session "
@@ -251,7 +257,7 @@ if [ -n "$W" ]; then
         check_not "watcher: not stopped" grep -qE '^State:[[:space:]]+T' "/proc/$W/status"
         check_not "the user cannot kill the watcher (kill -9)" as_user "$UA" "kill -KILL $W"
         check_not "the user cannot read the watcher's memory" as_user "$UA" "head -c1 /proc/$W/environ"
-        check "watcher: still there" test -d "/proc/$W"
+        check "watcher: still there, running (not stopped, not a zombie)" grep -qE '^State:[[:space:]]+[RSD]' "/proc/$W/status"
 else
         not_ok "watcher of the su-style caller's lingering session found"
 fi
@@ -269,16 +275,23 @@ check "watcher: wall time up to the removal covers the CPU: $(field wall_usec "$
 check "watcher: the session is gone" test ! -e "$CPU$SW"
 check "watcher: its mirror is gone" test ! -e "$ACCT$SW"
 wait "$LD" 2>/dev/null
-if [ -s "$T/w.trace" ]; then
-        perl -pe 's/\\x([0-9a-f]{2})/chr(hex($1))/ge' "$T/w.trace" >"$T/w.txt"
+
+echo "# 9b. the watcher's audit record of the removal"
+if command -v strace >/dev/null; then
+        lingering wa "$T/wa.trace" "echo \$\$ > $U/wa.pid; until [ -e $U/wa.go ]; do sleep 0.05; done" --ruid="$UA"
+        SWA=$(val AUTOGROUP_SESSION wa)
+        wait_for "$U/wa.pid" '^[0-9]+$'; track_pid "$(cat "$U/wa.pid")"
+        touch "$U/wa.go"
+        wait "$LD" 2>/dev/null          # strace -f ends with the watcher
+        perl -pe 's/\\x([0-9a-f]{2})/chr(hex($1))/ge' "$T/wa.trace" >"$T/wa.txt"
         check "watcher: session-end record with state=removed" grep -aqE \
-                "op=autogroup-session-end acct=\"$UA\" uid=$IA cgroup=$(re_escape "$SW") state=removed cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+ " "$T/w.txt"
+                "op=autogroup-session-end acct=\"$UA\" uid=$IA cgroup=$(re_escape "$SWA") state=removed cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+ " "$T/wa.txt"
 else
         skip "strace not installed: the watcher's audit record"
 fi
 
 echo "# 10. CPU after logout: gc removes the session, with its line and record"
-lingering g "$T/g0.trace" "$BURN1; echo \$\$ > $U/gc.pid; until [ -e $U/gc.go ]; do sleep 0.05; done" --ruid=0
+lingering g "" "$BURN1; echo \$\$ > $U/gc.pid; until [ -e $U/gc.go ]; do sleep 0.05; done" --ruid=0
 SG2=$(val AUTOGROUP_SESSION g)
 wait_for "$U/gc.pid" '^[0-9]+$'; track_pid "$(cat "$U/gc.pid")"
 # the watcher is this test's own process: ended here, gc is left to do its work
