@@ -37,6 +37,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "acct.h"
 #include "admin-pam.h"
 #ifdef HAVE_LIBAUDIT
 #include <libaudit.h>
@@ -547,47 +548,77 @@ static int verb_explain(const Args *a) {
 
 /* Every group gc removes: a line on stdout, the module's debug line
  * ("removed PATH") through syslog, and the module's audit record
- * (op=autogroup-remove) with the uid the path names. */
+ * (op=autogroup-remove) with the uid the path names. A session group also
+ * gets the module's accounting line ("session PATH removed: ...") and its
+ * record (op=autogroup-session-end state=removed), with the CPU time it
+ * used up to its removal (doc/design.md, "CPU accounting"). */
 struct gc_log {
         int audit_fd;                  /* -1: none (no audit in the kernel, or not built) */
 };
 
-static void gc_audit(struct gc_log *g, const char *path) {
-#ifdef HAVE_LIBAUDIT
+/* The uid the path names ("/<root>/[pool-<name>/]user-<uid>[/...]": the
+ * first user-<uid> component), (uid_t) -1 for none, and its user's name. */
+static uid_t path_owner(const char *path, const char **ret_name) {
         _cleanup_free_ char *copy = strdup(path);
         const struct passwd *pw;
-        char msg[768], *acct = NULL;
         uid_t uid = (uid_t) -1;
+        char *save = NULL;
 
-        if (g->audit_fd < 0 || !copy)
-                return;
-        /* "/<root>/[pool-<name>/]user-<uid>[/...]": the first user-<uid> component */
-        for (char *c = strtok(copy, "/"); c; c = strtok(NULL, "/"))
+        *ret_name = "?";
+        if (!copy)
+                return uid;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
                 if (ag_user_group_parse(c, &uid) >= 0)
                         break;
         pw = uid != (uid_t) -1 ? getpwuid(uid) : NULL;
-        acct = audit_encode_nv_string("acct", pw ? pw->pw_name : "?", 0);
+        if (pw)
+                *ret_name = pw->pw_name;
+        return uid;
+}
+
+static void gc_audit(struct gc_log *g, const char *op, uid_t uid, const char *user, const char *path,
+                     const char *extra) {
+#ifdef HAVE_LIBAUDIT
+        char msg[768], *acct;
+
+        if (g->audit_fd < 0)
+                return;
+        acct = audit_encode_nv_string("acct", user, 0);
         if (uid != (uid_t) -1)
-                snprintf(msg, sizeof msg, "op=autogroup-remove %s uid=%lu cgroup=%s", acct ? acct : "acct=?",
-                         (unsigned long) uid, path);
+                snprintf(msg, sizeof msg, "op=%s %s uid=%lu cgroup=%s%s%s", op, acct ? acct : "acct=?",
+                         (unsigned long) uid, path, extra ? " " : "", extra ? extra : "");
         else
-                snprintf(msg, sizeof msg, "op=autogroup-remove %s cgroup=%s", acct ? acct : "acct=?", path);
+                snprintf(msg, sizeof msg, "op=%s %s cgroup=%s%s%s", op, acct ? acct : "acct=?", path,
+                         extra ? " " : "", extra ? extra : "");
         free(acct);
         if (audit_log_user_message(g->audit_fd, AUDIT_TRUSTED_APP, msg, NULL, NULL, NULL, 1) <= 0 &&
             errno != EPERM && errno != ECONNREFUSED)
                 syslog(LOG_ERR, "cannot write audit record: %m");
 #else
         (void) g;
+        (void) op;
+        (void) uid;
+        (void) user;
         (void) path;
+        (void) extra;
 #endif
 }
 
-static void print_removed(void *userdata, const char *path) {
+static void print_removed(void *userdata, const char *path, const AgCpuUsage *usage) {
         struct gc_log *g = userdata;
+        char fields[200], extra[240];
+        const char *user;
+        uid_t uid = path_owner(path, &user);
 
         printf("removed %s\n", path);
         syslog(LOG_DEBUG, "removed %s", path);
-        gc_audit(g, path);
+        gc_audit(g, "autogroup-remove", uid, user, path, NULL);
+        /* its open time is the login's, unknown here: wall_usec=? */
+        if (usage && ag_acct_format(usage, -1, fields, sizeof fields) >= 0) {
+                syslog(LOG_INFO, "session %s removed: user=%s scope=session %s", path, user, fields);
+                snprintf(extra, sizeof extra, "state=removed %s", fields);
+                gc_audit(g, "autogroup-session-end", uid, user, path, extra);
+        }
 }
 
 static int gc_root(const AgHierarchy *h, const char *root, struct gc_log *g, int *removed) {

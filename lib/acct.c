@@ -321,6 +321,31 @@ int ag_acct_usage(const AgHierarchy *h, const AgAcct *a, const char *path, AgCpu
         }
 }
 
+int ag_acct_read_session_at(int parent_fd, const char *name, const char *path, AgCpuUsage *ret) {
+        _cleanup_free_ char *mount = NULL;
+        _cleanup_close_ int fd = -1, mfd = -1, afd = -1;
+        int r;
+
+        r = ag_cg_open(parent_fd, name, &fd);
+        if (r < 0)
+                return r;
+        /* v2 (usage_usec of cpu.stat), or v1 with cpuacct beside cpu; a v1
+         * cpu.stat has no usage_usec and a cpu-only group no cpuacct.usage */
+        if (ag_acct_read_group(2, fd, ret) >= 0 || ag_acct_read_group(1, fd, ret) >= 0)
+                return 0;
+        /* v1 with cpuacct on its own: the session's mirror, same path */
+        r = ag_cpuacct_mount_find(&mount);
+        if (r < 0)
+                return r;
+        mfd = open(mount, DIR_FLAGS);
+        if (mfd < 0)
+                return negative_errno();
+        r = ag_cg_open_path(mfd, path, &afd);
+        if (r < 0)
+                return r;
+        return ag_acct_read_group(1, afd, ret);
+}
+
 int ag_acct_mirror_close(const AgAcct *a, pid_t pid, const char *current_known, AgCpuUsage *ret_usage) {
         _cleanup_free_ char *copy = NULL, *current = NULL;
         _cleanup_close_ int mfd = -1;

@@ -67,6 +67,13 @@ int ag_acct_start(const AgHierarchy *h, AgAcct **ret);
 int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, const char *origin,
                         const char **ret_what);
 
+/* What the session group parent_fd/name (whose path below the hierarchy
+ * is path, "/<place>/user-<uid>/<session>") used, for a sweep that removes
+ * it: from the group itself (v2 cpu.stat, v1 cpu,cpuacct), else from its
+ * mirror in a separate cpuacct hierarchy. Values it cannot read stay -1;
+ * -errno when even the total is unknown. */
+int ag_acct_read_session_at(int parent_fd, const char *name, const char *path, AgCpuUsage *ret);
+
 /* The CPU time so far of the session at path (in the cpu hierarchy h). */
 int ag_acct_usage(const AgHierarchy *h, const AgAcct *a, const char *path, AgCpuUsage *ret);
 

@@ -16,6 +16,7 @@
 #endif
 
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,15 +182,47 @@ const AgLoginBackend ag_login_backend_cgroupfs = {
         .close = cgroupfs_close,
 };
 
-/* The watcher: nothing of the caller's (its syslog socket, closed before
- * the fds it uses go; signal handlers and mask; open files; working
+/* The removed callback of the watcher: notes whether the session it
+ * watches went in its own close (the one group reported without figures). */
+struct watch_removed {
+        ag_removed_fn removed;
+        void *userdata;
+        const char *path;
+        bool own;
+};
+
+static void watch_removed(void *userdata, const char *path, const AgCpuUsage *usage) {
+        struct watch_removed *w = userdata;
+
+        if (!usage && strcmp(path, w->path) == 0)
+                w->own = true;
+        if (w->removed)
+                w->removed(w->userdata, path, usage);
+}
+
+/* Root's credentials only: a su-style caller (real uid the invoking
+ * user's, effective uid root) would leave the watcher in reach of that
+ * user's kill(2) and ptrace(2). Best effort: without CAP_SETUID/SETGID the
+ * watcher does its work all the same. */
+static void watch_drop_caller_ids(void) {
+        (void) setgroups(0, NULL);
+        (void) setresgid(0, 0, 0);
+        (void) setresuid(0, 0, 0);
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+/* The watcher: nothing of the caller's (its ids, its syslog socket, closed
+ * before the fds it uses go; signal handlers and mask; open files; working
  * directory), then the wait, the removal, the report. Never returns. */
 static _Noreturn void watch_run(const AgLogin *l, unsigned timeout_ms, ag_removed_fn removed,
                                 ag_watch_done_fn done, void *userdata) {
         const AgSession *s = l->session;
+        AgLoginEnd end = { .usage = { -1, -1, -1 } };
+        struct watch_removed w = { .removed = removed, .userdata = userdata, .path = s->path };
         sigset_t none;
         int fd, r;
 
+        watch_drop_caller_ids();
         closelog();
         for (int sig = 1; sig < NSIG; sig++)
                 (void) signal(sig, SIG_DFL);
@@ -211,13 +244,16 @@ static _Noreturn void watch_run(const AgLogin *l, unsigned timeout_ms, ag_remove
 
         r = ag_session_wait_empty(l->hierarchy, s, timeout_ms);
         if (r == 0) {
-                r = ag_session_close_from(l->hierarchy, s, getpid(), NULL, removed, userdata);
+                /* What it used, final now that it is empty, read while its
+                 * groups (and its cpuacct mirror) still exist. */
+                end.have_usage = l->acct && ag_acct_usage(l->hierarchy, l->acct, s->path, &end.usage) >= 0;
+                r = ag_session_close_from(l->hierarchy, s, getpid(), NULL, watch_removed, &w);
                 if (l->acct && l->acct->source == AG_ACCT_MIRROR)
                         (void) ag_acct_mirror_close(l->acct, getpid(), NULL, NULL);
                 (void) ag_acct_sweep_user(l->hierarchy, s->root, s->uid);
         }
         if (done)
-                done(userdata, r);
+                done(userdata, r, w.own ? &end : NULL);
         _exit(0);
 }
 

@@ -141,10 +141,15 @@ int ag_login_close(AgLogin *l, const AgLoginCloseParams *p, AgLoginEnd *ret_end)
  * (setsid, a child of init; the caller keeps no child) that waits at most
  * timeout_ms for them to exit, removes the session as close would have
  * (telling removed of each group), calls done with the result (0, or
- * -ETIMEDOUT/-EBUSY when processes stayed) and exits. Every signal handler,
- * file and the syslog socket of the caller are dropped in the watcher.
- * -errno when it could not be started. */
-typedef void (*ag_watch_done_fn)(void *userdata, int r);
+ * -ETIMEDOUT/-EBUSY when processes stayed) and exits. end is not NULL when
+ * the watcher removed the session itself (not a concurrent sweep, which
+ * reports it): its CPU time up to the removal, read just before it. The
+ * watcher runs with root's credentials only (real, effective and saved
+ * uid and gid 0, no supplementary groups, not dumpable): a su-style caller
+ * keeps the invoking user's real uid, which would let that user stop, kill
+ * or trace it. Every signal handler, file and the syslog socket of the
+ * caller are dropped in the watcher. -errno when it could not be started. */
+typedef void (*ag_watch_done_fn)(void *userdata, int r, const AgLoginEnd *end);
 int ag_login_watch(const AgLogin *l, unsigned timeout_ms, ag_removed_fn removed, ag_watch_done_fn done,
                    void *userdata);
 

@@ -156,10 +156,11 @@ int ag_pool_parent_find(int rfd, const char *pool, int *ret_fd) {
 }
 
 int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const AgPolicy *limits, int *ret_fd,
-                        const char **ret_what, int *ret_policy_error) {
+                        bool *ret_created, const char **ret_what, int *ret_policy_error) {
         _cleanup_close_ int fd = -1;
         char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
         const char *what = NULL;
+        bool created = false;
         int r, policy_error = 0;
 
         if (!pool || !*pool) {
@@ -168,6 +169,8 @@ int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const A
                 r = ag_pool_parent_find(rfd, NULL, ret_fd);
                 if (r < 0 && ret_what)
                         *ret_what = "open the root group";
+                if (r >= 0 && ret_created)
+                        *ret_created = false;
                 return r;
         }
 
@@ -176,7 +179,7 @@ int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const A
                 what = "name the pool group";
                 goto fail;
         }
-        r = ag_cg_mkdir_open_0755(rfd, name, NULL, &fd);
+        r = ag_cg_mkdir_open_0755(rfd, name, &created, &fd);
         if (r < 0) {
                 what = "create the pool group";
                 goto fail;
@@ -205,11 +208,18 @@ int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const A
                 }
         }
         *ret_fd = take_fd(&fd);
+        if (ret_created)
+                *ret_created = created;
         if (ret_policy_error)
                 *ret_policy_error = policy_error;
         return 0;
 
 fail:
+        /* a pool this call made goes again (a failed open leaves nothing) */
+        if (created) {
+                fd = safe_close(fd);
+                (void) unlinkat(rfd, name, AT_REMOVEDIR);
+        }
         if (ret_what)
                 *ret_what = what;
         return r;

@@ -32,8 +32,14 @@
 #include "conf.h"
 #include "policy.h"
 
-/* Called for every group a sweep removed; path is relative to the hierarchy. */
-typedef void (*ag_removed_fn)(void *userdata, const char *path);
+/* Called for every group a sweep removed; path is relative to the hierarchy.
+ * usage: for a session group removed after its login's close (a session
+ * that was still lingering then), what it used up to its removal, read just
+ * before it (lib/acct.h; fields -1 where unknown); NULL for every other
+ * group, and for the session a close or its watcher removes itself (they
+ * read its figures on their own). */
+struct AgCpuUsage;
+typedef void (*ag_removed_fn)(void *userdata, const char *path, const struct AgCpuUsage *usage);
 
 #define AG_ROOT_DEFAULT "autogroup"
 #define AG_USER_PREFIX "user-"
@@ -127,6 +133,7 @@ int ag_pool_parent_find(int rfd, const char *pool, int *ret_fd);
  * step. -ENOENT/-ENODEV when a concurrent sweep removed it: try again.
  * Limits the kernel refuses do not fail it: the pool keeps what it had
  * (never less capped, see ag_cg_apply) and *ret_policy_error (may be NULL)
- * gets the -errno; else it is set to 0. */
+ * gets the -errno; else it is set to 0. *ret_created (may be NULL) tells
+ * whether this call made pool-<name> (set on success only). */
 int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const AgPolicy *limits, int *ret_fd,
-                        const char **ret_what, int *ret_policy_error);
+                        bool *ret_created, const char **ret_what, int *ret_policy_error);

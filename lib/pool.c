@@ -18,15 +18,22 @@
 #include "pool.h"
 #include "util.h"
 
-/* Tells removed of the group at "/<place>[/<name>[/<sub>]]" (name, sub may be NULL). */
-static void report(ag_removed_fn removed, void *userdata, const char *place, const char *name, const char *sub) {
+/* "/<place>[/<name>[/<sub>]]" (name, sub may be NULL). */
+static void group_path(char *path, size_t size, const char *place, const char *name, const char *sub) {
+        snprintf(path, size, "/%s%s%s%s%s", place, name ? "/" : "", name ? name : "", sub ? "/" : "",
+                 sub ? sub : "");
+}
+
+/* Tells removed of the group at "/<place>[/<name>[/<sub>]]"; usage: a
+ * session's figures (ag_removed_fn), else NULL. */
+static void report(ag_removed_fn removed, void *userdata, const char *place, const char *name, const char *sub,
+                   const AgCpuUsage *usage) {
         char path[512];
 
         if (!removed)
                 return;
-        snprintf(path, sizeof path, "/%s%s%s%s%s", place, name ? "/" : "", name ? name : "", sub ? "/" : "",
-                 sub ? sub : "");
-        removed(userdata, path);
+        group_path(path, sizeof path, place, name, sub);
+        removed(userdata, path, usage);
 }
 
 int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
@@ -49,7 +56,7 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
         if (r < 0)
                 return r;
         if (r > 0) {
-                report(removed, userdata, root, ugroup, NULL);
+                report(removed, userdata, root, ugroup, NULL, NULL);
                 return 1;
         }
 
@@ -71,10 +78,19 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
                  * away between its mkdir and the move into it. */
                 if (ag_cg_subtree_populated(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget) != 0)
                         continue;
+                /* Its CPU time, final now that it is empty, before it goes
+                 * (the session's accounting line at its removal). */
+                AgCpuUsage u = { -1, -1, -1 };
+                if (removed) {
+                        char path[512];
+
+                        group_path(path, sizeof path, root, ugroup, de->d_name);
+                        (void) ag_acct_read_session_at(ufd, de->d_name, path, &u);
+                }
                 budget = max_dirs;
                 if (ag_cg_remove_empty(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget, &n) == 0 && n > 0) {
                         count++;
-                        report(removed, userdata, root, ugroup, de->d_name);
+                        report(removed, userdata, root, ugroup, de->d_name, &u);
                 }
         }
         closedir(d);
@@ -84,7 +100,7 @@ sessions_done:
                 ufd = safe_close(ufd);
                 if (unlinkat(rootfd, ugroup, AT_REMOVEDIR) == 0) {
                         count++;
-                        report(removed, userdata, root, ugroup, NULL);
+                        report(removed, userdata, root, ugroup, NULL, NULL);
                 }
         }
         return (int) count;
@@ -108,7 +124,7 @@ static int remove_pool_if_empty(int rfd, const char *dirname, const char *place,
                                 void *userdata) {
         if (unlinkat(rfd, dirname, AT_REMOVEDIR) < 0)
                 return 0;
-        report(removed, userdata, place, NULL, NULL);
+        report(removed, userdata, place, NULL, NULL, NULL);
         return 1;
 }
 

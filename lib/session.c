@@ -231,8 +231,25 @@ fail:
         return r;
 }
 
+/* A failed open leaves nothing it made: su and login do not call close
+ * after a failed open. The user group and the pool go when this open made
+ * them and they are empty (rmdir on cgroupfs removes only a group without
+ * children or processes: a concurrent login's stay, and such a login
+ * that finds them gone starts over). <root> stays, as it always does. */
+static void open_undo(int rfd, int pfd, const char *pool, bool pool_created, const char *ugroup, bool user_created) {
+        char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
+
+        if (pfd < 0)
+                return;
+        if (user_created)
+                (void) unlinkat(pfd, ugroup, AT_REMOVEDIR);
+        if (pool_created && ag_pool_group_name(pool, name, sizeof name) >= 0)
+                (void) unlinkat(rfd, name, AT_REMOVEDIR);
+}
+
 int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret, const char **ret_what) {
-        _cleanup_close_ int mfd = -1, rfd = -1;
+        _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1;
+        bool pool_created = false, user_created = false;
         _cleanup_free_ char *origin = NULL, *acct_origin = NULL, *name = NULL, *path = NULL;
         const char *what = NULL, *root = p->root ? p->root : AG_ROOT_DEFAULT;
         pid_t pid = p->pid > 0 ? p->pid : getpid();
@@ -284,18 +301,19 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 goto finish;
         }
         for (unsigned i = 0;; i++) {
-                _cleanup_close_ int pfd = -1, ufd = -1;
-
                 /* pools: user-<uid> lives in <root> or in <root>/pool-<name> */
                 int pool_error = 0;
 
-                r = ag_pool_parent_open(h, rfd, p->pool, p->pool_policy, &pfd, &what, &pool_error);
+                pfd = safe_close(pfd);
+                ufd = safe_close(ufd);
+                pool_created = user_created = false;
+                r = ag_pool_parent_open(h, rfd, p->pool, p->pool_policy, &pfd, &pool_created, &what, &pool_error);
                 if (r < 0) {
                         if (retryable(r) && i < OPEN_RETRIES)
                                 continue;
                         goto finish;
                 }
-                r = ag_cg_mkdir_open_0755(pfd, ugroup, &created, &ufd);
+                r = ag_cg_mkdir_open_0755(pfd, ugroup, &user_created, &ufd);
                 if (r < 0) {
                         what = "create the user group";
                         if (retryable(r) && i < OPEN_RETRIES)
@@ -306,7 +324,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 if (i == 0)
                         (void) ag_pool_sweep_other_places(h, rfd, root, p->uid, p->pool, p->config, p->removed,
                                                           p->removed_userdata);
-                r = apply_user_policy(h, ufd, created, p->policy);
+                r = apply_user_policy(h, ufd, user_created, p->policy);
                 if (r < 0) {
                         what = "set the user group's cpu policy";
                         if (retryable(r) && i < OPEN_RETRIES)
@@ -345,7 +363,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 }
                 /* Sessions of this user that emptied since their close (a
                  * user group made just now has none). */
-                if (i == 0 && !created)
+                if (i == 0 && !user_created)
                         (void) ag_user_sweep(pfd, place, p->uid, false, AG_SESSION_MAX_DIRS, p->removed,
                                              p->removed_userdata);
 
@@ -388,8 +406,12 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         r = 0;
 
 finish:
-        if (r < 0 && ret_what)
-                *ret_what = what;
+        if (r < 0) {
+                ufd = safe_close(ufd);
+                open_undo(rfd, pfd, p->pool, pool_created, ugroup, user_created);
+                if (ret_what)
+                        *ret_what = what;
+        }
         return r;
 }
 
@@ -482,7 +504,7 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
                         sfd = safe_close(sfd);
                         result = ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
                         if (result == 0 && n > 0 && removed)
-                                removed(userdata, s->path);
+                                removed(userdata, s->path, NULL);
                 }
         }
         r = ag_user_sweep(rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, removed, userdata);

@@ -38,7 +38,8 @@ static inline int fail_rc(const struct module_ctl *ctl) {
 }
 
 /* Told of every group a sweep removes (on_removed): a debug line and an
- * audit record. */
+ * audit record; for a session that outlived its close, its accounting line
+ * and session-end record too. */
 struct removed_ctx {
         pam_handle_t *pamh;
         const struct module_ctl *ctl;
@@ -49,7 +50,7 @@ struct removed_ctx {
 #define REMOVED_CTX(h_, ctl_, user_, uid_)                                                                  \
         { .pamh = (h_), .ctl = (ctl_), .user = (user_), .uid = (uid_),                                       \
           .audit = AG_AUDIT_CONN_INIT((h_), !((ctl_)->flags & AG_OPT_NOAUDIT), AG_DEBUG(ctl_)) }
-void on_removed(void *userdata, const char *path);
+void on_removed(void *userdata, const char *path, const AgCpuUsage *usage);
 
 /* ---- the per-handle state (state.c) */
 /* What one open leaves for its close (pam_set_data): the user as open

@@ -22,12 +22,35 @@
  * waits for them to exit (then "autogroup gc", run by a timer, removes it). */
 #define WATCH_TIMEOUT_MS 60000
 
-void on_removed(void *userdata, const char *path) {
+/* The accounting line and audit record of a session's end (doc/design.md,
+ * "CPU accounting"): state "closed" or "lingering" at close, "removed" when
+ * a lingering session (or one whose login never closed) goes later. u NULL
+ * or a field < 0: "?"; wall_usec < 0: "?". */
+static void acct_report(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *audit, const char *user,
+                        uid_t uid, const char *path, bool user_scope, const AgCpuUsage *u, long long wall_usec,
+                        const char *state) {
+        char fields[200], extra[240];
+
+        if (ag_acct_format(u, wall_usec, fields, sizeof fields) < 0)
+                return;
+        if (ctl->acctlog != ACCT_LOG_OFF)
+                pam_syslog(pamh, ctl->acctlog == ACCT_LOG_DEBUG ? LOG_DEBUG : LOG_INFO,
+                           "session %s %s: user=%s scope=%s %s", path, state, user, user_scope ? "user" : "session",
+                           fields);
+        snprintf(extra, sizeof extra, "state=%s %s", state, fields);
+        ag_audit_record(audit, "autogroup-session-end", user, uid, path, extra);
+}
+
+void on_removed(void *userdata, const char *path, const AgCpuUsage *usage) {
         struct removed_ctx *c = userdata;
 
         if (AG_DEBUG(c->ctl))
                 pam_syslog(c->pamh, LOG_DEBUG, "removed %s", path);
         ag_audit_record(&c->audit, "autogroup-remove", c->user, c->uid, path, NULL);
+        /* a session that outlived its close: its end, with the CPU time up
+         * to now (its open time is another login's: wall unknown) */
+        if (usage)
+                acct_report(c->pamh, c->ctl, &c->audit, c->user, c->uid, path, false, usage, -1, "removed");
 }
 
 static const char *max_unit(long max_pct) {
@@ -265,10 +288,16 @@ struct watch_ctx {
         const AgLogin *login;
 };
 
-/* The watcher's end, in the watcher. */
-static void watch_done(void *userdata, int r) {
+/* The watcher's end, in the watcher: the session's accounting line when
+ * it removed the session itself (the CPU time and wall time up to then). */
+static void watch_done(void *userdata, int r, const AgLoginEnd *end) {
         struct watch_ctx *w = userdata;
+        const AgLogin *l = w->login;
 
+        if (end)
+                acct_report(w->rc.pamh, w->rc.ctl, &w->rc.audit, w->rc.user, l->session->uid, l->session->path,
+                            false, end->have_usage ? &end->usage : NULL,
+                            l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1, "removed");
         ag_audit_done(&w->rc.audit);
         if (r < 0 && AG_DEBUG(w->rc.ctl))
                 pam_syslog(w->rc.pamh, LOG_DEBUG, "%s%s %s, left for autogroup gc", w->login->hierarchy->mount,
@@ -279,19 +308,11 @@ static void watch_done(void *userdata, int r) {
 int closed_session(pam_handle_t *pamh, const struct module_ctl *ctl, struct removed_ctx *rc, const AgLogin *l,
                    const AgLoginEnd *end, int r) {
         const char *mount = l->hierarchy->mount, *path = l->session->path;
-        char fields[200], extra[240];
 
         /* CPU accounting: the one line and audit record with what the session used */
-        if (ag_acct_format(end->have_usage ? &end->usage : NULL,
-                           l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1, fields, sizeof fields) >= 0) {
-                if (ctl->acctlog != ACCT_LOG_OFF)
-                        pam_syslog(pamh, ctl->acctlog == ACCT_LOG_DEBUG ? LOG_DEBUG : LOG_INFO,
-                                   "session %s %s: user=%s scope=%s %s", path,
-                                   end->lingering ? "lingering" : "closed", rc->user,
-                                   l->session->name ? "session" : "user", fields);
-                snprintf(extra, sizeof extra, "state=%s %s", end->lingering ? "lingering" : "closed", fields);
-                ag_audit_record(&rc->audit, "autogroup-session-end", rc->user, l->session->uid, path, extra);
-        }
+        acct_report(pamh, ctl, &rc->audit, rc->user, l->session->uid, path, !l->session->name,
+                    end->have_usage ? &end->usage : NULL, l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1,
+                    end->lingering ? "lingering" : "closed");
         if (end->lingering) {
                 pam_syslog(pamh, LOG_INFO, "%s%s still holds processes, left for a later sweep", mount, path);
                 /* A caller whose origin is unknown stayed in the session: a

@@ -98,5 +98,11 @@ check "lingering session stays" test -d "$CG2$SL"
 kill "$LP"; sleep 0.3
 drv "$UA" open close >/dev/null 2>&1
 check "next open/close removed it" test ! -e "$CG2$SL"
+if have_syslog; then
+        # whoever removed it (its watcher or that sweep), one line with its CPU time (v2 cpu.stat)
+        for _ in $(seq 100); do grep -qE -- "${PFX}session $SL removed: " "$SYSLOG" && break; sleep 0.05; done
+        check_eq "the lingering session's removal: one line with its CPU time" 1 \
+                "$(grep -cE -- "${PFX}session $SL removed: user=$UA scope=session cpu_usec=[0-9]+ " "$SYSLOG")"
+fi
 check_eq "nothing left below the test root" "" "$(ls -d "$CG"/*/ 2>/dev/null)"
 finish

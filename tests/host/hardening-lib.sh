@@ -59,7 +59,7 @@ hlog_hasnt() {
 }
 # The one info line of every grouped session at close (CPU accounting): not a
 # complaint, so the "nothing logged" checks let it through.
-HLOG_ACCT_LINE=': session /[^ ]+ (closed|lingering): user=[^ ]+ scope=(session|user) cpu_usec='
+HLOG_ACCT_LINE=': session /[^ ]+ (closed|lingering|removed): user=[^ ]+ scope=(session|user) cpu_usec='
 
 # re_escape STRING: STRING as a literal in an extended regular expression
 re_escape() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g'; }

@@ -9,7 +9,12 @@
 #     login's processes wherever they move in the cpu hierarchy, removed at
 #     close; a lingering session is reported as such and its mirror is swept
 #     by the next close or by gc; the user cannot move into any mirror;
-#   - "autogroup status" shows CPU time that grows while spinners run.
+#   - "autogroup status" shows CPU time that grows while spinners run;
+#   - CPU after logout: a lingering session's removal (by its watcher, a
+#     later login's sweep or gc) writes one more line and record,
+#     state=removed, with the CPU used up to then (a nohup burner of 2.5 s
+#     left at logout shows >= 2.4 s); the watcher of a su-style caller (real
+#     uid the user's) is all root's: the user cannot stop or kill it.
 # Syslog is captured in private mount namespaces (tests/host/hardening-lib.sh).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
@@ -166,6 +171,11 @@ kill "$LP"; sleep 0.2
 drv "$UA" open close >/dev/null 2>&1
 check "next close of the user swept the emptied mirror" test ! -e "$ACCT$SL"
 check "and the user's mirror group" test ! -e "$AC/user-$IA"
+# whoever removed it (the watcher, or the sweep of that next login), one line says so, with the burner's CPU
+for _ in $(seq 100); do grep -qE -- "${PFX}session $(re_escape "$SL") removed: " "$SYSLOG" && break; sleep 0.05; done
+check_eq "lingering session: exactly one removal line" 1 "$(grep -cE -- "${PFX}session $(re_escape "$SL") removed: user=$UA scope=session cpu_usec=[0-9]+ " "$SYSLOG")"
+L=$(closeline "$SL" removed)
+check "lingering session: the removal line has the burner's second: $(field cpu_usec "$L")" between 900000 100000000 "$(field cpu_usec "$L")"
 
 echo "# 7. gc removes emptied mirrors"
 drv "$UA" open env spawn-user "echo \$\$ > $U/g.pid; exec sleep 300" close >"$T/g.out" 2>&1
@@ -205,7 +215,113 @@ check "own groups: back in its cpu group after close" grep -qx "[0-9]*:cpu:/agor
 check "own groups: the mirror is removed" test ! -e "$ACCT$SO"
 touch "$T/o.go"; wait "$OP"
 
-echo "# 9. nothing left behind"
+echo "# 9. CPU after logout: a nohup burner of 2.5 s left at logout, a su-style caller"
+# The caller is like su: real uid the user's, effective uid root (setpriv
+# --ruid). Its session lingers at close; the watcher it forks must be all
+# root's (the user can neither stop nor kill it), and once the burner exits
+# it removes the session and writes the line with the CPU used up to then.
+BURN25='perl -e "while ((times)[0] < 2.5) { for (1 .. 100000) {} }"'
+# watcher_of TAG: the pid of the watcher whose environment has AG_TEST_WATCH=TAG
+watcher_of() {
+        local d
+        for d in /proc/[0-9]*; do
+                [ "$(cat "$d/comm" 2>/dev/null)" = pam_autogroup ] || continue
+                tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qx "AG_TEST_WATCH=$1" && { echo "${d#/proc/}"; return 0; }
+        done
+        return 1
+}
+# lingering TAG STRACE-OUT CMD [setpriv args...]: a login whose CMD outlives the close, the driver in
+# the background ($LD), tagged for watcher_of; with STRACE-OUT not empty, under strace -f (the
+# watcher's audit records) when strace is installed
+lingering() {
+        local tag="$1" tr="$2" cmd="$3"; shift 3
+        local st=; [ -n "$tr" ] && command -v strace >/dev/null && st="strace -f -s 768 -e trace=sendto -o $tr"
+        nsrun 'st=$1 tag=$2 cmd=$3; shift 3
+                exec $st env AG_TEST_WATCH="$tag" setpriv "$@" -- timeout -k 5 120 "$AGDRV" --pam "$T" agacct "$UA" \
+                        open env spawn-user "$cmd" close' "$st" "$tag" "$cmd" "$@" >"$T/$tag.out" 2>&1 &
+        LD=$!; track_pid "$LD"
+        wait_for "$T/$tag.out" '^close='
+}
+export AGDRV T UA
+lingering w "" "nohup $BURN25 >/dev/null 2>&1; echo \$\$ > $U/w.pid; until [ -e $U/w.go ]; do sleep 0.05; done" --ruid="$UA"
+SW=$(val AUTOGROUP_SESSION w)
+check "su-style caller: close succeeds with the burner left running" grep -q '^close=PAM_SUCCESS' "$T/w.out"
+hlog_has "su-style caller: close line says lingering" "${PFX}session $(re_escape "$SW") lingering: user=$UA scope=session "
+W=; for _ in $(seq 200); do W=$(watcher_of w) && break; sleep 0.05; done
+if [ -n "$W" ]; then
+        track_pid "$W"
+        check "watcher: real, effective, saved uid root" grep -qE '^Uid:[[:space:]]+0[[:space:]]+0[[:space:]]+0[[:space:]]+0$' "/proc/$W/status"
+        check "watcher: real, effective, saved gid root" grep -qE '^Gid:[[:space:]]+0[[:space:]]+0[[:space:]]+0[[:space:]]+0$' "/proc/$W/status"
+        check "watcher: no supplementary groups" grep -qE '^Groups:[[:space:]]*$' "/proc/$W/status"
+        check_not "the user cannot stop the watcher (kill -STOP)" as_user "$UA" "kill -STOP $W"
+        check_not "watcher: not stopped" grep -qE '^State:[[:space:]]+T' "/proc/$W/status"
+        check_not "the user cannot kill the watcher (kill -9)" as_user "$UA" "kill -KILL $W"
+        check_not "the user cannot read the watcher's memory" as_user "$UA" "head -c1 /proc/$W/environ"
+        check "watcher: still there, running (not stopped, not a zombie)" grep -qE '^State:[[:space:]]+[RSD]' "/proc/$W/status"
+else
+        not_ok "watcher of the su-style caller's lingering session found"
+fi
+wait_for "$U/w.pid" '^[0-9]+$'; track_pid "$(cat "$U/w.pid")"
+touch "$U/w.go"
+# the watcher polls every 0.25 s at most; 60 s is its own bound
+for _ in $(seq 1200); do grep -qE -- "${PFX}session $(re_escape "$SW") removed: " "$SYSLOG" && break; sleep 0.05; done
+hlog_has "watcher: removal line" "${PFX}session $(re_escape "$SW") removed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+\$"
+LC=$(closeline "$SW" lingering); LR=$(closeline "$SW" removed)
+echo "# at logout:  ${LC#*: }"
+echo "# at removal: ${LR#*: }"
+check "watcher: the removal line has the 2.5 s burner (>= 2.4 s): $(field cpu_usec "$LR")" between 2400000 100000000 "$(field cpu_usec "$LR")"
+check "watcher: at least what the logout line had" between "$(field cpu_usec "$LC")" 100000000 "$(field cpu_usec "$LR")"
+check "watcher: wall time up to the removal covers the CPU: $(field wall_usec "$LR")" between "$(field cpu_usec "$LR")" 300000000 "$(field wall_usec "$LR")"
+check "watcher: the session is gone" test ! -e "$CPU$SW"
+check "watcher: its mirror is gone" test ! -e "$ACCT$SW"
+wait "$LD" 2>/dev/null
+
+echo "# 9b. the watcher's audit record of the removal"
+if command -v strace >/dev/null; then
+        lingering wa "$T/wa.trace" "echo \$\$ > $U/wa.pid; until [ -e $U/wa.go ]; do sleep 0.05; done" --ruid="$UA"
+        SWA=$(val AUTOGROUP_SESSION wa)
+        wait_for "$U/wa.pid" '^[0-9]+$'; track_pid "$(cat "$U/wa.pid")"
+        touch "$U/wa.go"
+        wait "$LD" 2>/dev/null          # strace -f ends with the watcher
+        perl -pe 's/\\x([0-9a-f]{2})/chr(hex($1))/ge' "$T/wa.trace" >"$T/wa.txt"
+        check "watcher: session-end record with state=removed" grep -aqE \
+                "op=autogroup-session-end acct=\"$UA\" uid=$IA cgroup=$(re_escape "$SWA") state=removed cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+ " "$T/wa.txt"
+else
+        skip "strace not installed: the watcher's audit record"
+fi
+
+echo "# 10. CPU after logout: gc removes the session, with its line and record"
+lingering g "" "$BURN1; echo \$\$ > $U/gc.pid; until [ -e $U/gc.go ]; do sleep 0.05; done" --ruid=0
+SG2=$(val AUTOGROUP_SESSION g)
+wait_for "$U/gc.pid" '^[0-9]+$'; track_pid "$(cat "$U/gc.pid")"
+# the watcher is this test's own process: ended here, gc is left to do its work
+W=; for _ in $(seq 200); do W=$(watcher_of g) && break; sleep 0.05; done
+check "gc: the watcher was there (ended by the test)" test -n "$W"
+[ -n "$W" ] && kill -KILL "$W"
+touch "$U/gc.go"
+for _ in $(seq 200); do [ -z "$(cat "$CPU$SG2/login/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.05; done
+check "gc: the session is still there, empty" test -d "$CPU$SG2"
+if command -v strace >/dev/null; then
+        nsrun 'exec strace -f -s 768 -e trace=sendto -o "$1" "$2" --root "$3" gc' "$T/gc.trace" "$HELPER" "$ROOT" >"$T/gc10.out" 2>&1
+else
+        nsrun 'exec "$1" --root "$2" gc' "$HELPER" "$ROOT" >"$T/gc10.out" 2>&1
+fi
+check "gc: removed the session" test ! -e "$CPU$SG2"
+check "gc: and its mirror" test ! -e "$ACCT$SG2"
+hlog_has "gc: removal line (wall time unknown to gc)" "autogroup\\[[0-9]+\\]: session $(re_escape "$SG2") removed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=\\?\$"
+LG=$(grep -E -- "autogroup\\[[0-9]+\\]: session $(re_escape "$SG2") removed: " "$SYSLOG" | tail -n1)
+echo "# gc: ${LG#*: }"
+check "gc: the line has the burner's second: $(field cpu_usec "$LG")" between 900000 100000000 "$(field cpu_usec "$LG")"
+if [ -s "$T/gc.trace" ]; then
+        perl -pe 's/\\x([0-9a-f]{2})/chr(hex($1))/ge' "$T/gc.trace" >"$T/gc.txt"
+        check "gc: session-end record with state=removed" grep -aqE \
+                "op=autogroup-session-end acct=\"$UA\" uid=$IA cgroup=$(re_escape "$SG2") state=removed cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=\\? " "$T/gc.txt"
+else
+        skip "strace not installed: gc's audit record"
+fi
+wait "$LD" 2>/dev/null
+
+echo "# 11. nothing left behind"
 check_eq "no cpu group left" "" "$(ls -d "$CG"/*/ 2>/dev/null)"
 check_eq "no mirror left" "" "$(ls -d "$AC"/*/ 2>/dev/null)"
 finish

@@ -238,5 +238,31 @@ else
         cleared "$UA" "SCHED_FIFO thread"
 fi
 
+echo "# 7. a login refused by required+strict leaves nothing behind (su and login do not close it)"
+# A SCHED_FIFO caller: the groups are made, the move into login/ is refused
+# (no RT budget in a new group), the open fails; the driver then ends
+# without pam_close_session, as su and login do after a failed open.
+if [ ! -f "$CPU/cpu.rt_runtime_us" ] || [ "$(cat "$CPU/cpu.rt_runtime_us")" -le 0 ] ||
+   ! grep -qx '[0-9]*:cpu:/' /proc/self/cgroup; then
+        skip "no RT budget here (kernel without RT group scheduling, or not in the root cpu group)"
+else
+        ACCTR=/sys/fs/cgroup/cpuacct/$ROOT
+        AG_CGROOTS="$AG_CGROOTS $ACCTR"
+        printf '* weight 100\n%s pool agpool%s\n' "$UA" "$$" >"$T/agpool.conf"; chmod 644 "$T/agpool.conf"
+        printf 'session required pam_permit.so\nsession required %s root=%s conf=%s strict\n' "$AG_MODULE" "$ROOT" "$T/agpool.conf" >"$T/agfsp"
+        for svc in agfs agfsp; do
+                nsrun 'exec chrt -f 10 timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" "$svc" "$UA" open cgroup >"$T/ref-$svc.out" 2>&1
+                echo $? >"$T/ref-$svc.rc"
+                no_hang "refused login ($svc)" "ref-$svc"
+                check "refused login ($svc): strict+required fails" grep -q '^open=PAM_SESSION_ERR' "$T/ref-$svc.out"
+                check_not "refused login ($svc): the caller stays where it was" grep -q "^cgroup=/$ROOT" "$T/ref-$svc.out"
+                check_eq "refused login ($svc): no user group left" "" "$(ls -d "$CG"/user-* "$CG"/pool-*/user-* 2>/dev/null)"
+                check_eq "refused login ($svc): no pool left" "" "$(ls -d "$CG"/pool-* 2>/dev/null)"
+                check_eq "refused login ($svc): no cpuacct mirror left" "" "$(ls -d "$ACCTR"/*/ 2>/dev/null)"
+        done
+        hlog_has "refused login: logged" "${SPFX}cannot move the process into the login leaf \\(a real-time task, which stays where it is\\) for $UA"
+        cleared "$UA" "refused login"
+fi
+
 check_eq "host cgroup mounts unchanged" "$MOUNTS_BEFORE" "$(grep ' - cgroup' /proc/self/mountinfo)"
 finish

@@ -184,7 +184,7 @@ down_login() {
         # the module's lines for this login, but for the close line that every
         # grouped session gets (CPU accounting: not a complaint)
         LINES=$(tail -n +"$((l0 + 1))" "$SYSLOG" | grep 'pam_autogroup(agldap:' |
-                grep -cvE ': session /[^ ]+ (closed|lingering): user=[^ ]+ scope=(session|user) cpu_usec=')
+                grep -cvE ': session /[^ ]+ (closed|lingering|removed): user=[^ ]+ scope=(session|user) cpu_usec=')
         tail -n +"$((l0 + 1))" "$SYSLOG" | grep 'pam_autogroup' | sed 's/^/#   log: /'
         # one request = one id in brackets; group-by-name requests are tagged
         # <group="NAME">, user-by-name ones <passwd="NAME">
