@@ -71,13 +71,12 @@ void ag_rule_format(const AgRule *rule, char *buf, size_t size) {
                 snprintf(domain, sizeof domain, "%s", rule->name);
                 break;
         case AG_DOMAIN_RANGE: {
+                /* as limits.conf writes them: ":N" exactly N, "N:" N and up */
                 char lo[32] = "", hi[32] = "";
-                if (rule->uid_min != 0)
+                if (rule->uid_min != rule->uid_max)
                         snprintf(lo, sizeof lo, "%ju", (uintmax_t) rule->uid_min);
-                if (rule->uid_max != (uid_t) -1 - 1)
+                if (rule->uid_max != (uid_t) -1 - 1 || rule->uid_min == rule->uid_max)
                         snprintf(hi, sizeof hi, "%ju", (uintmax_t) rule->uid_max);
-                if (!*lo && !*hi)
-                        snprintf(lo, sizeof lo, "0");
                 snprintf(domain, sizeof domain, "%s:%s", lo, hi);
                 break;
         }
@@ -218,6 +217,14 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                         fprintf(out, " %ju", (uintmax_t) u->groups[i]);
         }
         fputc('\n', out);
+        if (u->uid == 0) {
+                size_t skipped = 0;
+                for (size_t i = 0; config && i < config->n_rules; i++)
+                        skipped += !ag_rule_kind_applies_to_root(config->rules[i].kind);
+                fprintf(out, "uid 0: \"*\" and \"@group\" rules do not apply (as in limits.conf), %zu such "
+                        "line%s skipped; only a rule naming %s, or a uid range holding 0, does\n", skipped,
+                        skipped == 1 ? "" : "s", u->name);
+        }
         /* a directory that is down: the module's log line, and what follows from it */
         if (groups.failed)
                 fprintf(out, "cannot look up group %s (%s; is the directory down?): @group rules not applied, "

@@ -5,7 +5,11 @@
  *
  * Syntax, one rule a line, '#' starts a comment:
  *     <domain> <item> <value>
- * domain: user name | @group | min:max uid range (either end open) | *
+ * domain: user name | @group | uid range as limits.conf: min:max, min: (min and up),
+ *         :uid (exactly uid) | *
+ *         As in Debian's pam_limits, "*" and "@group" rules do not apply to
+ *         root (uid 0): a rule naming the user, or a uid range that holds 0,
+ *         does.
  * item:   weight (1..10000) | max (N% or none) | sessions (yes|no) | idle (yes|no)
  *         | latency (0|batch, 1|normal, 2|interactive, 3|audio)
  *         | pool (NAME or none) | interactive (0|1|2) | leaves (0..64)
@@ -86,7 +90,7 @@ int ag_latency_from_string(const char *s, AgLatency *ret);
 typedef struct AgRule {
         AgDomainKind kind;
         char *name;                    /* user or group name (without '@'); NULL otherwise */
-        uid_t uid_min, uid_max;        /* AG_DOMAIN_RANGE; open ends are 0 / (uid_t)-1 - 1 */
+        uid_t uid_min, uid_max;        /* AG_DOMAIN_RANGE; an open max is (uid_t)-1 - 1; ":N" is N..N */
         AgItem item;
         long value;                    /* weight; max in percent or AG_MAX_NONE; 0/1 for booleans;
                                         * an AgLatency for latency; 0..2 for interactive;

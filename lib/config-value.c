@@ -18,6 +18,7 @@
 
 #define MSG_DOMAIN_CHAR      "invalid character in domain"
 #define MSG_GROUP_EMPTY      "empty group name"
+#define MSG_GID_RANGE        "gid ranges (@min:max, @:gid) are not supported; name the group"
 #define MSG_NAME_TOO_LONG    "name too long"
 #define MSG_RANGE            "invalid uid range"
 #define MSG_RANGE_UID        "uid out of range"
@@ -114,6 +115,14 @@ static int parse_decimal(const char *p, size_t n, unsigned long long max, unsign
         return 0;
 }
 
+/* Digits and colons only: what limits.conf reads as a gid range after "@". */
+static bool is_range_text(const char *p, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (p[i] != ':' && (p[i] < '0' || p[i] > '9'))
+                        return false;
+        return true;
+}
+
 static const char *check_name(const char *p, size_t n) {
         if (n >= AG_NAME_MAX)
                 return MSG_NAME_TOO_LONG;
@@ -145,6 +154,10 @@ const char *ag_config_parse_domain(const Field *f, AgRule *rule, Field *ret_name
                 Field name = { f->p + 1, f->n - 1 };
                 if (name.n == 0)
                         return MSG_GROUP_EMPTY;
+                /* limits.conf's @min:max and @:gid: refused by name rather
+                 * than read as something else */
+                if (memchr(name.p, ':', name.n) && is_range_text(name.p, name.n))
+                        return MSG_GID_RANGE;
                 msg = check_name(name.p, name.n);
                 if (msg)
                         return msg;
@@ -182,6 +195,10 @@ const char *ag_config_parse_domain(const Field *f, AgRule *rule, Field *ret_name
                         if (r < 0)
                                 return r == -ERANGE ? MSG_RANGE_UID : MSG_RANGE;
                 }
+                /* limits.conf(5): "If min_uid is omitted, the match is
+                 * exact for the max_uid" (":999" is uid 999 only) */
+                if (lo_n == 0)
+                        lo = hi;
                 if (lo > hi)
                         return MSG_RANGE_ORDER;
                 rule->kind = AG_DOMAIN_RANGE;

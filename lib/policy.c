@@ -160,6 +160,14 @@ static bool rule_matches(const AgRule *rule, const char *user, uid_t uid,
         }
 }
 
+bool ag_rule_kind_applies_to_root(AgDomainKind kind) {
+        /* limits.conf(5), Debian's pam_limits: "group and wildcard limits
+         * are not applied to the root user" (its code also skips them for
+         * any account with uid 0, and applies uid ranges). A "* max 50%"
+         * must not cap root's rescue login on a runaway machine. */
+        return kind != AG_DOMAIN_ALL && kind != AG_DOMAIN_GROUP;
+}
+
 void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
                        ag_in_group_fn in_group, void *userdata, AgPolicy *ret) {
         const AgRule *best[_AG_ITEM_MAX] = {};
@@ -179,6 +187,8 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
 
                         if ((int) rule->kind != kind || (unsigned) rule->item >= _AG_ITEM_MAX ||
                             best[rule->item])
+                                continue;
+                        if (uid == 0 && !ag_rule_kind_applies_to_root(rule->kind))
                                 continue;
                         if (!rule_matches(rule, user, uid, in_group, userdata, &cache))
                                 continue;

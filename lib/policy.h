@@ -49,9 +49,14 @@ int ag_nss_group_member_by(ag_getgrnam_r_fn lookup, const char *group, const cha
 
 void ag_policy_init(AgPolicy *ret);
 
+/* Whether rules of a domain kind apply to uid 0 at all: "*" and "@group" do
+ * not (as in limits.conf); a user-name rule and a uid range do. */
+bool ag_rule_kind_applies_to_root(AgDomainKind kind);
+
 /* Resolve every item independently: a user-name rule beats an @group rule,
  * which beats a uid range, which beats "*"; within one class the later rule
- * wins. in_group may be NULL (no group rule matches). */
+ * wins. For uid 0 "*" and "@group" rules are skipped (no group is looked
+ * up). in_group may be NULL (no group rule matches). */
 void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
                        ag_in_group_fn in_group, void *userdata, AgPolicy *ret);
 

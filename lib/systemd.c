@@ -19,7 +19,7 @@
 #include <time.h>
 
 #ifdef AG_HAVE_SDBUS
-#include <systemd/sd-bus.h>
+#include "sdbus.h"
 #endif
 
 #include "systemd.h"

@@ -25,7 +25,7 @@ struct module_ctl {
         const char *conf;
         const char *root;
         AgMode mode;                   /* mode=auto|cgroupfs|systemd */
-        int delegate;                  /* delegate=yes 1, delegate=no 0, not given -1 (no) */
+        int delegate;                  /* delegate=yes 1, delegate=no 0, not given -1 (the same as no) */
         enum acct_log acctlog;
 };
 

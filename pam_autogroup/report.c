@@ -251,12 +251,12 @@ void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditCon
         /* cgroup v2 checks only write access to the common ancestor's
          * cgroup.procs, not who owns the process: in a delegated session the
          * user could move this (root) process out of login/, then freeze or
-         * kill it. So no delegation unless the administrator asks. */
-        if (h->version == 2 && s->name && ctl->delegate < 0)
-                pam_syslog(pamh, LOG_NOTICE,
+         * kill it. So no delegation unless the administrator asks. That is
+         * the safe default, not news: a debug line, not one a login. */
+        if (AG_DEBUG(ctl) && h->version == 2 && s->name && ctl->delegate <= 0)
+                pam_syslog(pamh, LOG_DEBUG,
                            "session %s of %s not delegated: on cgroup v2 the user could move, freeze or kill the "
-                           "process that opened it (delegate=yes delegates anyway, delegate=no drops this line)",
-                           s->path, user);
+                           "process that opened it (delegate=yes delegates anyway)", s->path, user);
         /* a kernel without cpu.idle (before 5.15) */
         if (AG_DEBUG(ctl) && policy->idle && ag_kernel_has_cpu_idle(h, s->path) == 0)
                 pam_syslog(pamh, LOG_DEBUG, "the kernel has no cpu.idle (Linux 5.15 or later needed): idle yes "

@@ -29,7 +29,10 @@
 #                    named in Makefile.am, or a CI script) runs the same
 #                    command and contains each S
 #   none REASON      not a command (a diagram, measured figures)
-# and every relative link of README.md and doc/ leads to a file and heading.
+# and every relative link of README.md and doc/ leads to a file and heading;
+# and every man page renders cleanly: no control bytes in the source (a
+# literal form feed where "\f" was meant renders as "busR;"), and no warning
+# from groff -ww (as man(1) runs it: preconv, -Tutf8).
 # Nothing outside its own temp dir, users and cgroup root is changed.
 . "${abs_top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 require_root
@@ -264,6 +267,18 @@ do_cite() {
                 check "$where: $file has '$s'" grep -qF -- "$s" "$SRC/$file"
         done < <(case "$args" in *' grep:'*) printf '%s\n' "${args#* grep:}" | sed 's/ grep:/\n/g';; esac)
 }
+
+for m in "$SRC"/man/*.[1-8]; do
+        w=${m#"$SRC/"}
+        if grep -qP '[\x00-\x08\x0b-\x1f\x7f]' "$m"; then
+                not_ok "$w: control bytes in the source (line $(grep -nP '[\x00-\x08\x0b-\x1f\x7f]' "$m" |
+                        cut -d: -f1 | tr '\n' ' ')); an escape like \\fR was meant?"
+        else ok "$w: no control bytes in the source"; fi
+        if command -v groff >/dev/null; then
+                LC_ALL=C.UTF-8 groff -k -Tutf8 -ww -z -man -t "$m" >"$T/groff.out" 2>&1
+                check_eq "$w: groff -ww renders it without a warning" "" "$(head -n3 "$T/groff.out" | tr '\n' '|')"
+        else skip "$w: groff not installed"; fi
+done
 
 if python3 "$SRC/tests/doc-blocks.py" --links "$SRC/README.md" "$SRC"/doc/*.md >"$T/links.out" 2>&1; then
         ok "every relative link of README.md and doc/ names a file and a heading that exist"

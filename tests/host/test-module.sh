@@ -206,4 +206,34 @@ else
         skip "strace not installed"
 fi
 
+echo "# 15. root, as in limits.conf: \"*\" and @group rules do not apply; a rule naming root does"
+CONFR="$T/root.conf"
+printf '*  max  50%%\n@root  weight  10\n%s  weight  300\n' "$UA" >"$CONFR"
+chmod 644 "$CONFR"
+svc agroot "root=$ROOT conf=$CONFR"
+drvbg() { # drvbg NAME SERVICE USER: a session held open until $T/NAME.go exists
+        "$AGDRV" --pam "$T" "$2" "$3" open env cgroup wait-file "$T/$1.go" close >"$T/$1.out" 2>&1 &
+        track_pid $!
+        wait_for "$T/$1.out" '^cgroup='
+}
+wait_gone() { local i; for i in $(seq 600); do [ -d "$1" ] || return 0; sleep 0.05; done; return 1; }
+drvbg r0 agroot root
+drvbg r1 agroot "$UA"
+check "root's login opened" grep -q '^open=PAM_SUCCESS' "$T/r0.out"
+check_eq "root's login sits in user-0" "/$ROOT/user-0" "$(dirname "$(val AUTOGROUP_SESSION r0)")"
+check_eq "\"* max 50%\" does not cap root (cfs_quota_us -1)" -1 "$(cat "$CG/user-0/cpu.cfs_quota_us")"
+check_eq "\"@root weight 10\" does not apply to root (shares 1024)" 1024 "$(cat "$CG/user-0/cpu.shares")"
+check_eq "\"* max 50%\" caps everybody else" 50000 "$(cat "$CG/user-$IA/cpu.cfs_quota_us")"
+check_eq "  and their own rule applies" 3072 "$(cat "$CG/user-$IA/cpu.shares")"
+touch "$T/r0.go" "$T/r1.go"; wait_gone "$CG/user-0"
+printf 'root  max  400%%\n' >>"$CONFR"
+drvbg r2 agroot root
+check_eq "a rule naming root applies (max 400%)" 400000 "$(cat "$CG/user-0/cpu.cfs_quota_us")"
+touch "$T/r2.go"; wait_gone "$CG/user-0"
+HELPER="$abs_top_builddir/helper/autogroup"
+"$HELPER" explain --conf "$CONFR" root >"$T/explain-root.out" 2>&1
+check "autogroup explain root says 2 lines do not apply to it" \
+        grep -q 'uid 0: "\*" and "@group" rules do not apply (as in limits.conf), 2 such lines skipped' "$T/explain-root.out"
+check "  and shows max 400% from the rule naming root" grep -qE "^max +400% +from $CONFR:4" "$T/explain-root.out"
+
 finish

@@ -7,7 +7,7 @@
 # Output and exit status: see tests/vmlib/lane.sh (the guest test's lines and
 # its "N passed, N failed, N skipped" line; 77 with the reason when qemu,
 # debootstrap or the mirror cannot be had, the guest does not boot, or the
-# module was built without libsystemd).
+# module was built --without-systemd).
 # env: VMCACHE, AG_VM_TIMEOUT (seconds, default 900), AG_SKIP_VM=1 (skip),
 #      VM_ACCEL, MIRROR (see vm-build.sh and tests/vmlib/common.sh)
 set -u
@@ -15,7 +15,7 @@ set -u
 lane_init "systemd guest lane" "$(cd "$(dirname "$0")" && pwd)"
 [ "${AG_SKIP_VM:-0}" = 1 ] && lane_skip "AG_SKIP_VM=1"
 grep -q '^#define HAVE_SYSTEMD 1' "$build/config.h" 2>/dev/null \
-        || lane_skip "built without libsystemd (install libsystemd-dev and re-run configure)"
+        || lane_skip "built without the systemd mode (configure --without-systemd)"
 [ -f "$build/pam_autogroup/.libs/pam_autogroup.so" ] || lane_fail "the module is not built"
 lane_start
 lane_share "$src" "$build"

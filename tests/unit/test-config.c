@@ -140,14 +140,17 @@ static const ValidCase valid_cases[] = {
         { "* idle yes",                  AG_DOMAIN_ALL,   NULL, 0, 0, AG_ITEM_IDLE, 1 },
         { "* idle no",                   AG_DOMAIN_ALL,   NULL, 0, 0, AG_ITEM_IDLE, 0 },
         { "1000: sessions yes",          AG_DOMAIN_RANGE, NULL, 1000, UID_OPEN_MAX, AG_ITEM_SESSIONS, 1 },
-        { ":999 idle no",                AG_DOMAIN_RANGE, NULL, 0, 999, AG_ITEM_IDLE, 0 },
+        /* limits.conf(5): ":N" is exactly uid N, not 0..N */
+        { ":999 idle no",                AG_DOMAIN_RANGE, NULL, 999, 999, AG_ITEM_IDLE, 0 },
+        { ":0 weight 5",                 AG_DOMAIN_RANGE, NULL, 0, 0, AG_ITEM_WEIGHT, 5 },
+        { "0:999 sessions no",           AG_DOMAIN_RANGE, NULL, 0, 999, AG_ITEM_SESSIONS, 0 },
         { "1000:2000 max 200%",          AG_DOMAIN_RANGE, NULL, 1000, 2000, AG_ITEM_MAX, 200 },
         { "0:0 weight 5",                AG_DOMAIN_RANGE, NULL, 0, 0, AG_ITEM_WEIGHT, 5 },
         { "5:5 weight 5",                AG_DOMAIN_RANGE, NULL, 5, 5, AG_ITEM_WEIGHT, 5 },
         { "0: weight 5",                 AG_DOMAIN_RANGE, NULL, 0, UID_OPEN_MAX, AG_ITEM_WEIGHT, 5 },
         { "007:010 weight 3",            AG_DOMAIN_RANGE, NULL, 7, 10, AG_ITEM_WEIGHT, 3 },
         { "4294967294: weight 1",        AG_DOMAIN_RANGE, NULL, 4294967294u, 4294967294u, AG_ITEM_WEIGHT, 1 },
-        { ":4294967294 weight 1",        AG_DOMAIN_RANGE, NULL, 0, 4294967294u, AG_ITEM_WEIGHT, 1 },
+        { ":4294967294 weight 1",        AG_DOMAIN_RANGE, NULL, 4294967294u, 4294967294u, AG_ITEM_WEIGHT, 1 },
         { "@students weight 50",         AG_DOMAIN_GROUP, "students", 0, 0, AG_ITEM_WEIGHT, 50 },
         { "@students max 200%",          AG_DOMAIN_GROUP, "students", 0, 0, AG_ITEM_MAX, 200 },
         { "@batch idle yes",             AG_DOMAIN_GROUP, "batch", 0, 0, AG_ITEM_IDLE, 1 },
@@ -221,6 +224,7 @@ typedef struct InvalidCase {
 #define E_UID      "uid out of range"
 #define E_ORDER    "uid range min greater than max"
 #define E_GROUP    "empty group name"
+#define E_GIDRANGE "gid ranges (@min:max, @:gid) are not supported; name the group"
 #define E_LONG     "name too long"
 #define E_ITEM     "unknown item"
 #define E_WEIGHT   "invalid weight (expected 1..10000)"
@@ -260,6 +264,10 @@ static const InvalidCase invalid_cases[] = {
         { "@ weight 1",                  E_GROUP },
         { "@@x weight 1",                E_CHAR },
         { "@a:b weight 1",               E_CHAR },
+        /* limits.conf's gid ranges: refused by name, not read as a group "100:200" */
+        { "@100:200 weight 1",           E_GIDRANGE },
+        { "@:100 weight 1",              E_GIDRANGE },
+        { "@100: weight 1",              E_GIDRANGE },
         { "@g\x01 weight 1",             E_CHAR },
         /* bad characters */
         { "al\x01" "ce weight 1",        E_CHAR },

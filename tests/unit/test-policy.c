@@ -302,9 +302,16 @@ static void test_range_boundaries(void **state) {
                 { "1000: weight 5", 1000, true },
                 { "1000: weight 5", (uid_t) -2, true },
                 { "1000: weight 5", (uid_t) -1, false },   /* never a valid uid */
-                { ":999 weight 5", 0, true },
+                /* limits.conf(5): "If min_uid is omitted, the match is exact for the max_uid" */
+                { ":999 weight 5", 0, false },
+                { ":999 weight 5", 998, false },
                 { ":999 weight 5", 999, true },
                 { ":999 weight 5", 1000, false },
+                { ":0 weight 5", 0, true },
+                { ":0 weight 5", 1, false },
+                { "0:999 weight 5", 0, true },
+                { "0:999 weight 5", 999, true },
+                { "0:999 weight 5", 1000, false },
                 { "0:0 weight 5", 0, true },
                 { "0:0 weight 5", 1, false },
                 { "0: weight 5", 0, true },
@@ -504,6 +511,56 @@ static void test_group_error_asks_once(void **state) {
         ag_config_free(c);
 }
 
+/* limits.conf(5): "group and wildcard limits are not applied to the root
+ * user"; as in Debian's pam_limits, that is any uid 0, and a rule naming the
+ * account or a uid range holding 0 still applies. */
+static void test_root_exempt_from_wildcard_and_group(void **state) {
+        static const char *const wheel[] = { "wheel", NULL };
+        AgConfig *c = parse("*       max     50%\n"          /* 1 */
+                            "@wheel  weight  10\n"           /* 2 */
+                            "@wheel  idle    yes\n"          /* 3 */
+                            "*       sessions no\n");        /* 4 */
+        FakeGroups f = { .member_of = wheel };
+        AgPolicy p;
+
+        p = resolve(c, "root", 0, &f);
+        assert_defaults(&p);
+        assert_int_equal(f.n_calls, 0);                 /* no group looked up for root */
+        p = resolve(c, "toor", 0, &f);                  /* another name of uid 0 */
+        assert_defaults(&p);
+
+        f = (FakeGroups) { .member_of = wheel };        /* everybody else: as written */
+        p = resolve(c, "alice", 1000, &f);
+        assert_int_equal(p.max_pct, 50);
+        assert_int_equal(p.weight, 10);
+        assert_true(p.idle);
+        assert_false(p.sessions);
+        p = resolve(c, "daemon", 1, &f);
+        assert_int_equal(p.max_pct, 50);
+        ag_config_free(c);
+
+        /* a rule naming root, and a uid range holding 0, do apply */
+        c = parse("*      max  50%\n"
+                  "root   max  400%\n"
+                  "0:999  weight 20\n"
+                  ":0     idle yes\n");
+        f = (FakeGroups) {};
+        p = resolve(c, "root", 0, &f);
+        assert_int_equal(p.max_pct, 400);
+        assert_source(&p, AG_ITEM_MAX, 2);
+        assert_int_equal(p.weight, 20);
+        assert_true(p.idle);
+        p = resolve(c, "toor", 0, &f);                  /* not named: only the ranges */
+        assert_int_equal(p.max_pct, AG_MAX_NONE);
+        assert_int_equal(p.weight, 20);
+        ag_config_free(c);
+
+        assert_false(ag_rule_kind_applies_to_root(AG_DOMAIN_ALL));
+        assert_false(ag_rule_kind_applies_to_root(AG_DOMAIN_GROUP));
+        assert_true(ag_rule_kind_applies_to_root(AG_DOMAIN_RANGE));
+        assert_true(ag_rule_kind_applies_to_root(AG_DOMAIN_USER));
+}
+
 /* The brief's example, end to end. */
 static void test_brief_example(void **state) {
         static const char text[] =
@@ -540,7 +597,7 @@ static void test_brief_example(void **state) {
         p = resolve(c, "root", 0, &f);
         assert_int_equal(p.weight, 100);
         assert_false(p.sessions);
-        assert_source(&p, AG_ITEM_WEIGHT, 2);
+        assert_source(&p, AG_ITEM_WEIGHT, 0);         /* "*" does not apply to root */
         assert_source(&p, AG_ITEM_SESSIONS, 7);
 
         f = (FakeGroups) { .member_of = batch };
@@ -1006,6 +1063,7 @@ int main(void) {
                 cmocka_unit_test(test_group_error_asks_once),
                 cmocka_unit_test(test_nss_group_member),
                 cmocka_unit_test(test_nss_group_missing_vs_down),
+                cmocka_unit_test(test_root_exempt_from_wildcard_and_group),
                 cmocka_unit_test(test_brief_example),
                 cmocka_unit_test_setup_teardown(test_dropins_after_main, tmpdir_setup, tmpdir_teardown),
                 cmocka_unit_test(test_weight_to_shares),
