@@ -74,7 +74,7 @@ check_eq "a leaf's directory, tasks, cpu.shares and cpu.cfs_quota_us are root's"
 check_eq "a leaf's cgroup.procs is the user's" "$UA" "$(owner "$CPU$S1/leaf-1/cgroup.procs")"
 check_eq "the user owns nothing else in the session" \
         "leaf-1/cgroup.procs leaf-2/cgroup.procs leaf-3/cgroup.procs leaf-4/cgroup.procs leaf-5/cgroup.procs leaf-6/cgroup.procs" \
-        "$(cd "$CPU$S1" && find . ! -user root -printf '%P\n' | sort | tr '\n' ' ' | sed 's/ $//')"
+        "$([ -n "$S1" ] && cd "$CPU$S1" && find . ! -user root -printf '%P\n' | sort | tr '\n' ' ' | sed 's/ $//')"
 check_eq "user group owned by root" root "$(owner "$CPU/$ROOT/user-$IA")"
 check_eq "user group cgroup.procs owned by root" root "$(owner "$CPU/$ROOT/user-$IA/cgroup.procs")"
 check_eq "root group owned by root" root "$(owner "$CG")"
