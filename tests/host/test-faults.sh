@@ -28,7 +28,7 @@ IA=$(id -u "$UA"); ID=$(id -u "$UD")
 CONF="$T/autogroup.conf"
 echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agf"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agf"
 printf 'session required pam_permit.so\nsession required %s root=%s conf=%s strict\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agfs"
 val() { sed -n "s/^$1=//p" "$2" | head -n1; }
 PFX="pam_autogroup\\(agf:session\\): "
@@ -164,23 +164,25 @@ SB=$(val cgroup "$T/busy1.out"); SB=${SB%/login}
 check "lingering process: close succeeds" grep -q '^close=PAM_SUCCESS' "$T/busy1.out"
 check "lingering process: the session stays" test -d "$CPU$SB/login"
 hlog_has "lingering process: logged" "${PFX}$CPU$SB still holds processes, left for a later sweep"
-# a process in a leaf the user made
+# a process the user moved into one of root's leaves (before close: an empty
+# leaf goes at close)
 nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UA" open cgroup \
-        spawn-user "s=\$(sed -n 's/^[0-9]*:cpu://p' /proc/self/cgroup); s=\${s%/login}; mkdir $CPU\$s/tab && echo \$\$ > $CPU\$s/tab/cgroup.procs && echo \$\$ > $U/busy2.pid && exec sleep 300" \
-        close >"$T/busy2.out" 2>&1
+        spawn-user "s=\$(sed -n 's/^[0-9]*:cpu://p' /proc/self/cgroup); s=\${s%/login}; echo \$\$ > $CPU\$s/leaf-1/cgroup.procs && echo \$\$ > $U/busy2.pid && exec sleep 300" \
+        wait-file "$U/busy2.pid" close >"$T/busy2.out" 2>&1
 echo $? >"$T/busy2.rc"
-no_hang "process in a user-made leaf" busy2
+no_hang "process in a leaf" busy2
 wait_for "$U/busy2.pid" '^[0-9]+$'; P2=$(cat "$U/busy2.pid"); track_pid "$P2"
 SB2=$(val cgroup "$T/busy2.out"); SB2=${SB2%/login}
-check "process in a user-made leaf: it is there" grep -q "^$P2\$" "$CPU$SB2/tab/cgroup.procs"
-check "process in a user-made leaf: close succeeds" grep -q '^close=PAM_SUCCESS' "$T/busy2.out"
-check "process in a user-made leaf: the session stays" test -d "$CPU$SB2/tab"
-check "process in a user-made leaf: its empty login/ is kept until the whole session is empty" test -d "$CPU$SB2/login"
+check "process in a leaf: it is there" grep -q "^$P2\$" "$CPU$SB2/leaf-1/cgroup.procs"
+check "process in a leaf: close succeeds" grep -q '^close=PAM_SUCCESS' "$T/busy2.out"
+check "process in a leaf: the session stays" test -d "$CPU$SB2/leaf-1"
+check_eq "process in a leaf: close removes the free leaves, the busy one stays" "leaf-1" \
+        "$(find "$CPU$SB2" -mindepth 1 -maxdepth 1 -type d -name 'leaf-*' -printf '%f\n' | sort | tr '\n' ' ' | sed 's/ $//')"
 # another login of the user meanwhile leaves both alone
 nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UA" open close >"$T/busy3.out" 2>&1
-check "a login meanwhile keeps the busy sessions" test -d "$CPU$SB/login" -a -d "$CPU$SB2/tab"
+check "a login meanwhile keeps the busy sessions" test -d "$CPU$SB/login" -a -d "$CPU$SB2/leaf-1"
 kill "$P1" "$P2"
-for _ in $(seq 200); do [ -z "$(cat "$CPU$SB/login/cgroup.procs" "$CPU$SB2/tab/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -z "$(cat "$CPU$SB/login/cgroup.procs" "$CPU$SB2/leaf-1/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.05; done
 cleared "$UA" "EBUSY"
 
 echo "# 5. the user is deleted from NSS between open and close"

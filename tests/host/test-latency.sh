@@ -5,11 +5,13 @@
 # processes started inside it; the nice value kept; real-time tasks left
 # alone; a kernel without custom slices or without cpu.idle
 # (tests/host/noslice.so, LD_PRELOAD);
-# "autogroup run" and "autogroup set" as the unprivileged user, and attacks on
-# them: leaving the session, raising anything above it, other users' groups;
-# the item "interactive": the leaf weights "autogroup run/set --latency" give
-# at levels 0, 1 and 2, read back, the user's and session's files unchanged,
-# and attacks with it (leave the session, go above the user's share).
+# "autogroup run" and "autogroup set" as the unprivileged user in the default
+# layout (root's leaves: the user owns only their cgroup.procs), and attacks
+# on them: leaving the session, changing any weight, other users' groups;
+# the item "interactive": the class leaves root makes at levels 1 and 2 with
+# the table's weights, where "autogroup run/set --latency" put a command, read
+# back, no weight the user can change, and attacks with it (leave the
+# session, go above the user's share, claim a level by hand).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 [ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
@@ -41,7 +43,8 @@ $UB             latency  0
 CONF
 chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
+# the default line (no delegate=): root makes each session's leaves
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
 # bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
 # (env: PRE, a command prefix for agdrv)
 bg() {
@@ -55,6 +58,10 @@ val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
 cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
 # attr PID FIELD: policy, nice or runtime as sched_getattr reports them
 attr() { "$SA" "$1" 2>/dev/null | sed -n "s/.* $2=\([0-9-]*\).*/\1/p"; }
+# groups_of SESSION: the names of the groups right below SESSION, sorted
+groups_of() { find "$CPU$1" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | tr '\n' ' ' | sed 's/ $//'; }
+# a command that prints its leaf and the leaf's cpu.shares
+LEAF_SHARES="sh -c 'p=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3); echo \$p \$(cat $CPU\$p/cpu.shares)'"
 # a child and a grandchild of the session, started as the user: "sh" that
 # records its pid and starts "sleep"
 CHILD='echo $$ >'"$U"'/$N.sh; sleep 600 & echo $! >'"$U"'/$N.sleep; wait'
@@ -114,44 +121,58 @@ check_eq "slice refused with EINVAL: SCHED_BATCH still applied" "3 $DEFAULT" "$(
 log_has "debug line: no custom slices (EINVAL)" "latency class batch .* for $UB: the kernel has no custom slices"
 touch "$T/ni.go" "$T/ne.go"
 
-echo "# 4. autogroup run and set, as the user inside the session"
-# inside A's session, from its login/ leaf (user A's shell)
-in_a() { as_user "$UA" "echo \$\$ > $CPU$S_A/login/cgroup.procs && $*"; }
-in_a "nice -n 4 $AG run --weight 300 --latency normal -- sh -c 'echo \$PPID > $U/r1.ppid; echo \$\$ > $U/r1.pid; exec sleep 600'" >"$T/r1.err" 2>&1 &
+echo "# 4. autogroup run and set, as the user inside the session (root's leaves, interactive 0)"
+# inside A's session, from its login/ leaf (user A's shell; root moves it
+# there, as the login's own processes are: the user cannot)
+in_a() { ( echo "$BASHPID" >"$CPU$S_A/login/cgroup.procs" && as_user "$UA" "$*" ); }
+check_eq "A's session: login/ and leaf-1 .. leaf-6, no class leaf at interactive 0" \
+        "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 login" "$(groups_of "$S_A")"
+in_a "nice -n 4 $AG run --latency normal -- sh -c 'echo \$PPID > $U/r1.ppid; echo \$\$ > $U/r1.pid; exec sleep 600'" >"$T/r1.err" 2>&1 &
 track_pid $!; PID_r1=$!
 wait_for "$U/r1.pid" '^[0-9]+$'; R1=$(cat "$U/r1.pid"); RP=$(cat "$U/r1.ppid"); track_pid "$R1"
-L1=run-$RP
-check_eq "run: CMD in a leaf run-<pid of autogroup run> of the session" "$S_A/$L1" "$(cgof "$R1")"
+L1=leaf-1
+check_eq "run: CMD in the first free leaf of the session" "$S_A/$L1" "$(cgof "$R1")"
 check_eq "run: the run process itself stays where it was (login/)" "$S_A/login" "$(cgof "$RP")"
-check_eq "run: the leaf is the user's" "$UA" "$(stat -c %U "$CPU$S_A/$L1")"
-check_eq "run: leaf weight 300 = cpu.shares 3072" 3072 "$(cat "$CPU$S_A/$L1/cpu.shares")"
+check_eq "run: the leaf is root's, its cpu.shares too" "root root" "$(stat -c %U "$CPU$S_A/$L1" "$CPU$S_A/$L1/cpu.shares" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "run: the leaf keeps root's default weight (cpu.shares 1024)" 1024 "$(cat "$CPU$S_A/$L1/cpu.shares")"
 check_eq "run --latency normal: the kernel's default slice" "$DEFAULT" "$(attr "$R1" runtime)"
 check_eq "run: nice 4 kept" 4 "$(attr "$R1" nice)"
 in_a "$AG set --latency audio $R1" >"$T/set1.out" 2>&1
 check_eq "set --latency on a PID: slice 0.1 ms" "0:100000" "$?:$(attr "$R1" runtime)"
-in_a "$AG set --weight 50 $L1" >"$T/set2.out" 2>&1
-check_eq "set --weight on a leaf name" "0:512" "$?:$(cat "$CPU$S_A/$L1/cpu.shares")"
+check_eq "  no class leaf at interactive 0: it stays in its leaf" "$S_A/$L1" "$(cgof "$R1")"
+out=$(in_a "$AG set --weight 50 $L1" 2>&1); rc=$?
+check_eq "set --weight on a leaf name: refused (exit 1, says why), cpu.shares stays 1024" "1:yes:1024" \
+        "$rc:$(grep -q "weight and idle flag of your session's leaves are root's" <<<"$out" && echo yes):$(cat "$CPU$S_A/$L1/cpu.shares")"
 in_a "$AG set --idle yes $L1" >"$T/set2.out" 2>&1
-check_eq "set --idle yes on a leaf name" "0:1" "$?:$(cat "$CPU$S_A/$L1/cpu.idle")"
+check_eq "set --idle yes on a leaf name: refused, cpu.idle stays 0" "1:0" "$?:$(cat "$CPU$S_A/$L1/cpu.idle")"
 in_a "$AG set --idle no --weight 200 $R1" >"$T/set3.out" 2>&1
-check_eq "set --idle no --weight on a PID's leaf" "0:2048:0" "$?:$(cat "$CPU$S_A/$L1/cpu.shares"):$(cat "$CPU$S_A/$L1/cpu.idle")"
+check_eq "set --idle no --weight on a PID's leaf: refused, unchanged" "1:1024:0" "$?:$(cat "$CPU$S_A/$L1/cpu.shares"):$(cat "$CPU$S_A/$L1/cpu.idle")"
+check_not "the user cannot write the leaf's cpu.shares" as_user "$UA" "echo 10240 > $CPU$S_A/$L1/cpu.shares"
+check_not "the user cannot write the leaf's cpu.idle" as_user "$UA" "echo 1 > $CPU$S_A/$L1/cpu.idle"
 in_a "$AG set --latency batch $L1" >/dev/null 2>&1
 check_eq "set --latency on a leaf: every process in it" "3 100000000" "$(attr "$R1" policy) $(attr "$R1" runtime)"
 kill "$R1"; wait "$PID_r1" 2>/dev/null
-check "run waits for CMD and removes its leaf" test ! -e "$CPU$S_A/$L1"
-out=$(in_a "nice -n 4 $AG run --latency 3 --idle -- sh -c 'cat $CPU\$(grep :cpu: /proc/self/cgroup | cut -d: -f3)/cpu.idle; $SA \$\$; exit 7'" 2>&1); rc=$?
+check_eq "run waits for CMD; root's leaf stays, empty, for the next command" "yes:" \
+        "$(test -d "$CPU$S_A/$L1" && echo yes):$(cat "$CPU$S_A/$L1/cgroup.procs")"
+out=$(in_a "nice -n 4 $AG run --latency 3 -- sh -c 'cat $CPU\$(grep :cpu: /proc/self/cgroup | cut -d: -f3)/cpu.idle; $SA \$\$; exit 7'" 2>&1); rc=$?
 check_eq "run: exit status of CMD" 7 "$rc"
-check "run --idle: cpu.idle 1 in the leaf" grep -qx 1 <<<"$out"
+check "run: the leaf is not idle (cpu.idle is root's)" grep -qx 0 <<<"$out"
 check "run --latency 3: the command's slice is 0.1 ms" grep -q "policy=0 nice=4 runtime=100000\$" <<<"$out"
+out=$(in_a "$AG run --latency 3 --idle -- sh -c 'echo ran > $U/idle-ran'" 2>&1); rc=$?
+check_eq "run --idle: refused (exit 1, says why), CMD not run" "1:yes:no" \
+        "$rc:$(grep -q "weight and idle flag of your session's leaves are root's" <<<"$out" && echo yes):$(test -e "$U/idle-ran" && echo yes || echo no)"
 out=$(in_a "$AG run -- /nonexistent/cmd" 2>&1); rc=$?
 check_eq "run: a command that cannot start: 127 and a message" "127:yes" "$rc:$(grep -q 'cannot run /nonexistent/cmd' <<<"$out" && echo yes)"
-check_eq "run: no leaf left behind" "" "$(ls -d "$CPU$S_A"/run-* 2>/dev/null)"
+check_eq "run: no group made, every leaf empty again" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 login:" \
+        "$(groups_of "$S_A"):$(cat "$CPU$S_A"/leaf-*/cgroup.procs)"
 out=$(in_a "$AG run -- sh -c 'sleep 600 >/dev/null 2>&1 & echo \$! > $U/bgp'" 2>&1)
 BGP=$(cat "$U/bgp"); track_pid "$BGP"
-check "run: a leaf still holding a background process stays" test -d "$CPU$(cgof "$BGP")"
+check_eq "run: a background process keeps its leaf" "$S_A/leaf-1" "$(cgof "$BGP")"
+out=$(in_a "$AG run -- $LEAF_SHARES" 2>&1)
+check_eq "run: the next command takes the next free leaf" "$S_A/leaf-2 1024" "$out"
 kill "$BGP"; for _ in $(seq 100); do [ -d "/proc/$BGP" ] || break; sleep 0.05; done
-out=$(in_a "$AG run -- true" 2>&1)
-check_eq "run: the next run removes stale empty run-* leaves" "" "$(ls -d "$CPU$S_A"/run-* 2>/dev/null)"
+out=$(in_a "$AG run -- $LEAF_SHARES" 2>&1)
+check_eq "run: a leaf is reused once its processes are gone" "$S_A/leaf-1 1024" "$out"
 check_eq "run: root's args after -- are the command's" "--root x" "$(in_a "$AG run -- echo --root x" 2>&1)"
 
 echo "# 4b. a kernel without cpu.idle (the shim hides the file): one debug line, the rest of the policy applies"
@@ -162,7 +183,7 @@ $UE             weight   300
 $UE             max      50%
 CONF
 chmod 644 "$T/idle.conf"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' "$AG_MODULE" "$ROOT" "$T/idle.conf" >"$T/agidle"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$T/idle.conf" >"$T/agidle"
 # bgi NAME [PREFIX...]: E's session through the agidle stack, open until $T/NAME.go exists
 bgi() {
         local n="$1"; shift
@@ -194,12 +215,14 @@ else
         skip "without cpu.idle: exactly one such line (no syslog capture: /dev/log is taken)"
 fi
 check "without cpu.idle: the user group removed at close" test ! -e "$UG"
-# autogroup run --idle, as the user in A's session
-out=$(in_a "env LD_PRELOAD='$PRELOAD' AG_TEST_NOIDLE=1 $AG run --idle --weight 300 -- env -u LD_PRELOAD -u AG_TEST_NOIDLE sh -c 'p=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3); echo leaf \$p shares=\$(cat $CPU\$p/cpu.shares) idle=\$(cat $CPU\$p/cpu.idle); exit 5'" 2>&1); rc=$?
-check_eq "run --idle without cpu.idle: exit status of CMD" 5 "$rc"
-check "run --idle without cpu.idle: one note on stderr" grep -qx "autogroup run: note: the kernel has no cpu.idle (Linux 5.15 or later needed): idle not set, the rest applies" <<<"$out"
-check "run --idle without cpu.idle: the leaf has weight 300, idle not set" grep -qE "^leaf $S_A/run-[0-9]+ shares=3072 idle=0\$" <<<"$out"
-check_eq "run: no leaf left behind" "" "$(ls -d "$CPU$S_A"/run-* 2>/dev/null)"
+# autogroup run --idle, as the user in A's session: the leaves' idle flag is
+# root's, so run refuses --idle before it looks at the kernel (the note about
+# a kernel without cpu.idle belongs to a session delegated to the user, v2 only)
+out=$(in_a "env LD_PRELOAD='$PRELOAD' AG_TEST_NOIDLE=1 $AG run --idle -- env -u LD_PRELOAD -u AG_TEST_NOIDLE sh -c 'echo ran > $U/noidle-ran; exit 5'" 2>&1); rc=$?
+check_eq "run --idle without cpu.idle: refused like with it (exit 1), CMD not run, no note" "1:no:no" \
+        "$rc:$(test -e "$U/noidle-ran" && echo yes || echo no):$(grep -q 'no cpu.idle' <<<"$out" && echo yes || echo no)"
+check_eq "run: no group made, the leaves' cpu.idle still 0" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 login:0 0 0 0 0 0" \
+        "$(groups_of "$S_A"):$(cat "$CPU$S_A"/leaf-*/cpu.idle | tr '\n' ' ' | sed 's/ $//')"
 
 echo "# 4c. interactive 0|1|2: the leaf weight of autogroup run/set --latency, from one table"
 cat >"$T/inter.conf" <<CONF
@@ -222,7 +245,7 @@ out=$("$HELPER" explain --conf "$T/inter.conf" "$UC" 2>&1)
 check "explain: interactive from the @group line" grep -qE "^interactive +1 +from $T/inter.conf:2 " <<<"$out"
 out=$("$HELPER" explain --conf "$T/inter.conf" "$UD" 2>&1)
 check "explain: level 0 changes latency only" grep -q "^interactive: level 0: autogroup run --latency changes latency only" <<<"$out"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' "$AG_MODULE" "$ROOT" "$T/inter.conf" >"$T/aginter"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$T/inter.conf" >"$T/aginter"
 # bgk NAME USER: a session through the aginter stack, open until $T/NAME.go exists
 bgk() {
         "$AGDRV" --pam "$T" aginter "$2" open env cgroup wait-file "$T/$1.go" close >"$T/$1.out" 2>&1 &
@@ -232,75 +255,107 @@ bgk() {
 }
 bgk k2 "$UA"; bgk k1 "$UC"; bgk k0 "$UD"
 check_eq "the module exports the level: A 2, C (@group) 1, D 0" "2 1 0" "$(val AUTOGROUP_INTERACTIVE k2) $(val AUTOGROUP_INTERACTIVE k1) $(val AUTOGROUP_INTERACTIVE k0)"
-# in_k NAME USER CMD: CMD as USER from the login/ leaf of session NAME, with the level the module exported
-in_k() { as_user "$2" "echo \$\$ > $CPU$(val AUTOGROUP_SESSION "$1")/login/cgroup.procs && AUTOGROUP_INTERACTIVE=$(val AUTOGROUP_INTERACTIVE "$1") $3"; }
-LEAF_SHARES="sh -c 'p=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3); echo \$p \$(cat $CPU\$p/cpu.shares)'"
-# files_of NAME: the user group's and the session's weight, cap and idle files, and login/'s weight
+# in_k NAME USER CMD: CMD as USER from the login/ leaf of session NAME (root
+# moves the shell there), with the level the module exported
+in_k() { ( echo "$BASHPID" >"$CPU$(val AUTOGROUP_SESSION "$1")/login/cgroup.procs" &&
+           as_user "$2" "AUTOGROUP_INTERACTIVE=$(val AUTOGROUP_INTERACTIVE "$1") $3" ); }
+# files_of NAME: the user group's and the session's weight, cap and idle files, and the weight of
+# every group of the session (login/, leaf-1 .. leaf-6, the class leaves)
 files_of() {
         local s; s=$CPU$(val AUTOGROUP_SESSION "$1")
         cat "$(dirname "$s")"/cpu.shares "$(dirname "$s")"/cpu.cfs_quota_us "$(dirname "$s")"/cpu.idle \
-            "$s"/cpu.shares "$s"/cpu.cfs_quota_us "$s"/cpu.idle "$s"/login/cpu.shares | tr '\n' ' '
+            "$s"/cpu.shares "$s"/cpu.cfs_quota_us "$s"/cpu.idle "$s"/*/cpu.shares "$s"/*/cpu.idle | tr '\n' ' '
 }
 declare -A F_K
 for n in k0 k1 k2; do F_K[$n]=$(files_of $n); done
 check_eq "A's user group at max 150% (the cap the leaf weights stay under)" 150000 \
         "$(cat "$(dirname "$CPU$(val AUTOGROUP_SESSION k2)")/cpu.cfs_quota_us")"
-# expected v1 shares of the run leaf, per level, for batch normal interactive audio
-declare -A WANT=([k0]="1024 1024 1024 1024" [k1]="1024 1024 2048 4096" [k2]="1024 1024 4096 10240")
+# the class leaves root made at open, with the table's weights, and who owns what
+S_K2=$(val AUTOGROUP_SESSION k2); S_K1=$(val AUTOGROUP_SESSION k1); S_K0=$(val AUTOGROUP_SESSION k0)
+LEAVES6="leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6"
+check_eq "level 0: no class leaf" "$LEAVES6 login" "$(groups_of "$S_K0")"
+check_eq "level 1: class-audio and class-interactive beside the leaves" "class-audio class-interactive $LEAVES6 login" "$(groups_of "$S_K1")"
+check_eq "level 2: class-audio and class-interactive beside the leaves" "class-audio class-interactive $LEAVES6 login" "$(groups_of "$S_K2")"
+check_eq "level 1: root wrote the table's weights: interactive 200, audio 400 (shares 2048 4096)" "2048 4096" \
+        "$(cat "$CPU$S_K1/class-interactive/cpu.shares" "$CPU$S_K1/class-audio/cpu.shares" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "level 2: root wrote the table's weights: interactive 400, audio 1000 (shares 4096 10240)" "4096 10240" \
+        "$(cat "$CPU$S_K2/class-interactive/cpu.shares" "$CPU$S_K2/class-audio/cpu.shares" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "level 2: a class leaf is root's but for its cgroup.procs" "root root root root $UA" \
+        "$(stat -c %U "$CPU$S_K2/class-audio" "$CPU$S_K2/class-audio/cpu.shares" "$CPU$S_K2/class-audio/cpu.idle" "$CPU$S_K2/class-audio/tasks" "$CPU$S_K2/class-audio/cgroup.procs" | tr '\n' ' ' | sed 's/ $//')"
+for n in k0 k1 k2; do
+        s=$CPU$(val AUTOGROUP_SESSION $n)
+        as_user "$UA" "for f in $s/*/cpu.* $s/*/tasks; do (: > \$f) 2>/dev/null && echo \$f; done" >"$T/w$n.out" 2>&1
+        u=$UD; [ $n = k1 ] && u=$UC; [ $n = k2 ] && u=$UA
+        as_user "$u" "for f in $s/*/cpu.* $s/*/tasks; do (: > \$f) 2>/dev/null && echo \$f; done" >>"$T/w$n.out" 2>&1
+        check_eq "level ${n#k}: neither the session's user nor another can open any leaf's cpu.* or tasks for writing" "" "$(cat "$T/w$n.out")"
+done
+# the leaf and its weight, per level, for batch normal interactive audio
+declare -A WANT=([k0]="leaf-1:1024 leaf-1:1024 leaf-1:1024 leaf-1:1024"
+                 [k1]="leaf-1:1024 leaf-1:1024 class-interactive:2048 class-audio:4096"
+                 [k2]="leaf-1:1024 leaf-1:1024 class-interactive:4096 class-audio:10240")
 for n in k0 k1 k2; do
         u=$UD; [ $n = k1 ] && u=$UC; [ $n = k2 ] && u=$UA
         S_K=$(val AUTOGROUP_SESSION $n); got=""
         for c in batch normal interactive audio; do
                 out=$(in_k $n "$u" "$AG run --latency $c -- $LEAF_SHARES" 2>&1)
-                case $out in "$S_K"/run-*" "*) got="$got ${out##* }" ;; *) got="$got ?($out)" ;; esac
+                case $out in "$S_K"/*" "*) l=${out% *}; got="$got ${l##*/}:${out##* }" ;; *) got="$got ?($out)" ;; esac
         done
-        check_eq "level ${n#k}: run leaf shares for batch normal interactive audio" "${WANT[$n]}" "${got# }"
+        check_eq "level ${n#k}: run's leaf and its shares for batch normal interactive audio" "${WANT[$n]}" "${got# }"
 done
-out=$(in_k k2 "$UA" "$AG run --latency audio --weight 50 -- $LEAF_SHARES" 2>&1)
-check_eq "level 2: an explicit --weight wins over the table" 512 "${out##* }"
+out=$(in_k k2 "$UA" "$AG run --latency audio --weight 50 -- $LEAF_SHARES" 2>&1); rc=$?
+check_eq "level 2: an explicit --weight is refused (exit 1), CMD not run" "1:no" "$rc:$(grep -q "^$S_K2/" <<<"$out" && echo yes || echo no)"
 out=$(in_k k2 "$UA" "$AG run -- $LEAF_SHARES" 2>&1)
-check_eq "level 2: run without --latency leaves the weight alone" 1024 "${out##* }"
+check_eq "level 2: run without --latency: a free leaf, the default weight" "$S_K2/leaf-1 1024" "$out"
 out=$(in_k k2 "$UA" "$AG run --latency audio -- sh -c '$SA \$\$'" 2>&1)
 check "level 2: the class still applies (slice 0.1 ms)" grep -q "policy=0 nice=0 runtime=100000\$" <<<"$out"
-# set --latency on a leaf of the user's and on a process in login/
-S_K2=$(val AUTOGROUP_SESSION k2)
+# set --latency on a leaf of the user's and on processes in a leaf and in login/
 in_k k2 "$UA" "$AG run -- sh -c 'echo \$\$ > $U/k2.pid; exec sleep 600'" >/dev/null 2>&1 &
 track_pid $!; wait_for "$U/k2.pid" '^[0-9]+$'; K2P=$(cat "$U/k2.pid"); track_pid "$K2P"; K2L=$(basename "$(cgof "$K2P")")
+check_eq "level 2: a command run without --latency sits in leaf-1" leaf-1 "$K2L"
 in_k k2 "$UA" "$AG set --latency audio $K2L" >/dev/null 2>&1; rc=$?
-check_eq "level 2: set --latency audio on a leaf: weight 1000 (shares 10240), slice 0.1 ms" "0 10240 100000" \
+check_eq "level 2: set --latency audio on a leaf name: slice 0.1 ms, the leaf's weight stays root's 1024" "0 1024 100000" \
         "$rc $(cat "$CPU$S_K2/$K2L/cpu.shares") $(attr "$K2P" runtime)"
+in_k k2 "$UA" "$AG set --latency audio $K2P" >/dev/null 2>&1; rc=$?
+check_eq "level 2: set --latency audio on its PID: into class-audio (shares 10240)" "0 $S_K2/class-audio 10240" \
+        "$rc $(cgof "$K2P") $(cat "$CPU$S_K2/class-audio/cpu.shares")"
 in_k k2 "$UA" "$AG set --latency normal $K2P" >/dev/null 2>&1; rc=$?
-check_eq "level 2: set --latency normal on its PID: weight back to 100" "0 1024" "$rc $(cat "$CPU$S_K2/$K2L/cpu.shares")"
-as_user "$UA" "echo \$\$ > $CPU$S_K2/login/cgroup.procs; echo \$\$ > $U/k2l.pid; exec sleep 600" & track_pid $!
+check_eq "level 2: set --latency normal on its PID: the default slice, no weight changed" "0 $DEFAULT 1024 10240" \
+        "$rc $(attr "$K2P" runtime) $(cat "$CPU$S_K2/leaf-1/cpu.shares") $(cat "$CPU$S_K2/class-audio/cpu.shares")"
+case $(cgof "$K2P") in "$S_K2"/leaf-[1-6]|"$S_K2"/class-*) ok "  and it is still in a leaf of its session" ;;
+        *) not_ok "  and it is still in a leaf of its session (in $(cgof "$K2P"))" ;; esac
+( echo "$BASHPID" >"$CPU$S_K2/login/cgroup.procs" && exec setpriv --reuid="$UA" --regid="$(id -g "$UA")" --init-groups -- sh -c "echo \$\$ > $U/k2l.pid; exec sleep 600" ) & track_pid $!
 wait_for "$U/k2l.pid" '^[0-9]+$'; K2LP=$(cat "$U/k2l.pid"); track_pid "$K2LP"
+check_eq "level 2: a process of the user's in login/" "$S_K2/login" "$(cgof "$K2LP")"
 out=$(in_k k2 "$UA" "$AG set --latency audio $K2LP" 2>&1); rc=$?
-check_eq "level 2: set --latency on a process in login/: the class applies (exit 0)" "0 100000" "$rc $(attr "$K2LP" runtime)"
-check "level 2: ... and a note that login/'s weight is root's" grep -q "whose weight is root's: latency class only" <<<"$out"
+check_eq "level 2: set --latency audio on it: the class applies, it goes into class-audio (exit 0)" "0 100000 $S_K2/class-audio" \
+        "$rc $(attr "$K2LP" runtime) $(cgof "$K2LP")"
 check_eq "level 2: login/'s weight unchanged" 1024 "$(cat "$CPU$S_K2/login/cpu.shares")"
 out=$(in_k k2 "$UA" "$AG set --latency audio --weight 10000 $K2LP" 2>&1); rc=$?
-check_eq "level 2: an explicit --weight on login/ is still refused" 1 "$rc"
+check_eq "level 2: an explicit --weight is still refused" "1 10240" "$rc $(cat "$CPU$S_K2/class-audio/cpu.shares")"
+out=$(in_k k2 "$UA" "$AG set --latency audio $PID_k2" 2>&1); rc=$?
+check_eq "level 2: set on root's process of the session (the opener): refused, it stays in login/" "1 $S_K2/login" "$rc $(cgof "$PID_k2")"
 echo "# attacks with the knob, as the user"
 out=$(as_user "$UA" "AUTOGROUP_INTERACTIVE=2 $AG run --latency audio -- true" 2>&1); rc=$?
 check_eq "outside any session (root cgroup), level 2 given by hand: refused" "1:yes" \
         "$rc:$(grep -q 'not inside one of your pam_autogroup sessions' <<<"$out" && echo yes)"
 out=$(in_k k2 "$UA" "AUTOGROUP_SESSION=$(val AUTOGROUP_SESSION k1) $AG run --latency audio -- $LEAF_SHARES" 2>&1)
-check "a forged AUTOGROUP_SESSION (C's session): the leaf is still in A's own session" grep -q "^$S_K2/run-[0-9]* 10240\$" <<<"$out"
+check_eq "a forged AUTOGROUP_SESSION (C's session): the leaf is still in A's own session" "$S_K2/class-audio 10240" "$out"
 out=$(in_k k0 "$UD" "AUTOGROUP_INTERACTIVE=9 $AG run --latency audio -- $LEAF_SHARES" 2>&1)
-check_eq "an out-of-range level by hand is level 0" 1024 "${out##* }"
+check_eq "an out-of-range level by hand is level 0" "$S_K0/leaf-1 1024" "$out"
 out=$(in_k k0 "$UD" "AUTOGROUP_INTERACTIVE=2 $AG run --latency audio -- $LEAF_SHARES" 2>&1)
-check "level 2 by hand at a level-0 login: only the user's own leaf, in the own session" \
-        grep -q "^$(val AUTOGROUP_SESSION k0)/run-[0-9]* 10240\$" <<<"$out"
-in_k k2 "$UA" "$AG run --latency audio -- sh -c 'echo 262144 > $(dirname "$CPU$S_K2")/cpu.shares; echo -1 > $(dirname "$CPU$S_K2")/cpu.cfs_quota_us; echo 262144 > $CPU$S_K2/cpu.shares; echo 262144 > $CPU$S_K2/login/cpu.shares; echo \$\$ > $CPU/cgroup.procs; echo \$\$ > $CPU/$ROOT/cgroup.procs'" >/dev/null 2>&1
+check_eq "level 2 by hand at a level-0 login: root's level holds (a free leaf, weight 1024)" "$S_K0/leaf-1 1024" "$out"
+in_k k2 "$UA" "$AG run --latency audio -- sh -c 'echo 262144 > $(dirname "$CPU$S_K2")/cpu.shares; echo -1 > $(dirname "$CPU$S_K2")/cpu.cfs_quota_us; echo 262144 > $CPU$S_K2/cpu.shares; echo 262144 > $CPU$S_K2/login/cpu.shares; echo 262144 > $CPU$S_K2/class-audio/cpu.shares; echo 2 > $CPU$S_K2/leaf-1/cpu.shares; echo 1 > $CPU$S_K2/leaf-1/cpu.idle; echo \$\$ > $CPU/cgroup.procs; echo \$\$ > $CPU/$ROOT/cgroup.procs; echo \$\$ > $CPU$S_K2/login/cgroup.procs; echo \$\$ > $CPU$S_K1/class-audio/cgroup.procs'" >/dev/null 2>&1
 for n in k0 k1 k2; do
-        check_eq "level ${n#k}: the user group's and session's weight, cap and idle, and login/'s weight unchanged" \
+        check_eq "level ${n#k}: the user group's and session's weight, cap and idle, and every leaf's weight and idle flag unchanged" \
                 "${F_K[$n]}" "$(files_of $n)"
 done
+check_eq "C's class-audio holds nothing of A's" "" "$(cat "$CPU$S_K1/class-audio/cgroup.procs")"
 kill "$K2P" "$K2LP" 2>/dev/null
 for n in k0 k1 k2; do touch "$T/$n.go"; eval "wait \$PID_$n" 2>/dev/null; done
 
 echo "# 5. attacks: leave the session, raise anything above it, other users' groups"
 SH_U=$(cat "$CPU/$ROOT/user-$IA/cpu.shares"); SH_S=$(cat "$CPU$S_A/cpu.shares"); SH_L=$(cat "$CPU$S_A/login/cpu.shares")
-out=$(as_user "$UA" "$AG run --weight 10000 -- true" 2>&1); rc=$?
+out=$(as_user "$UA" "$AG run --latency audio -- true" 2>&1); rc=$?
 check_eq "run outside any session (root cgroup): refused" "1:yes" "$rc:$(grep -q 'not inside one of your pam_autogroup sessions' <<<"$out" && echo yes)"
 out=$(as_user "$UA" "AUTOGROUP_SESSION=$S_A $AG run -- true" 2>&1); rc=$?
 check_eq "run: a forged AUTOGROUP_SESSION is not trusted" 1 "$rc"
@@ -308,33 +363,40 @@ for w in 0 10001 -5 abc 1e3 ""; do
         in_a "$AG run --weight '$w' -- true" >/dev/null 2>&1; rc=$?
         check_eq "run --weight '$w' refused (usage)" 2 "$rc"
 done
-for t in .. . ../login /sys/fs/cgroup/cpu "run-1/../.." login/..; do
-        in_a "$AG set --weight 5 '$t'" >/dev/null 2>&1; rc=$?
+for t in .. . ../login /sys/fs/cgroup/cpu "leaf-1/../.." login/..; do
+        in_a "$AG set --latency batch '$t'" >/dev/null 2>&1; rc=$?
         check "set on '$t' refused" test "$rc" != 0
 done
-out=$(in_a "$AG set --weight 10000 login" 2>&1); rc=$?
-check_eq "set --weight on login/ (root's cpu files): refused" "1:yes" "$rc:$(grep -q 'login/ belongs to root' <<<"$out" && echo yes)"
-as_user "$UA" "echo \$\$ > $CPU$S_A/cgroup.procs; echo \$\$ > $U/sp.pid; exec sleep 600" & SP=$!; track_pid "$SP"
-wait_for "$U/sp.pid" '^[0-9]+$'; SPP=$(cat "$U/sp.pid"); track_pid "$SPP"
-out=$(in_a "$AG set --weight 10000 $SPP" 2>&1); rc=$?
-check_eq "set on a process in the session group itself: refused" "1:yes" "$rc:$(grep -q 'whose weight is root' <<<"$out" && echo yes)"
-out=$(in_a "$AG set --weight 10000 $PID_b" 2>&1); rc=$?
+out=$(in_a "$AG set --latency batch login" 2>&1); rc=$?
+check_eq "set on login/ by name (not one of root's leaves for the user): refused, the opener keeps its class" "1:yes:0" \
+        "$rc:$(grep -q "not one of root's leaves for you" <<<"$out" && echo yes):$(attr "$PID_a" policy)"
+check_not "the user cannot move a process into the session group itself" as_user "$UA" "echo \$\$ > $CPU$S_A/cgroup.procs"
+check_not "the user cannot move a process into login/" as_user "$UA" "echo \$\$ > $CPU$S_A/login/cgroup.procs"
+out=$(in_a "$AG set --latency batch $PID_b" 2>&1); rc=$?
 check_eq "set on another user's session process: refused" "1:yes" "$rc:$(grep -q 'not inside one of your' <<<"$out" && echo yes)"
 in_a "$AG set --latency audio $P_PLAIN" >/dev/null 2>&1; rc=$?
 check_eq "set --latency on root's process outside: refused, unchanged" "1:$DEFAULT" "$rc:$(attr "$P_PLAIN" runtime)"
-S_B=$(val AUTOGROUP_SESSION b); LB=$(basename "$S_B")
-as_user "$UB" "mkdir $CPU$S_B/mine"
-out=$(in_a "$AG set --weight 10000 mine" 2>&1); rc=$?
-check_eq "set on a leaf name only looks in the caller's own session" "1:1024" "$rc:$(cat "$CPU$S_B/mine/cpu.shares")"
+S_B=$(val AUTOGROUP_SESSION b)
+check_not "B cannot make a group in B's session" as_user "$UB" "mkdir $CPU$S_B/mine"
+# a process of B's in B's leaf-1: set on the name leaf-1 by A is about A's own leaf-1
+( echo "$BASHPID" >"$CPU$S_B/login/cgroup.procs" && exec setpriv --reuid="$UB" --regid="$(id -g "$UB")" --init-groups -- sh -c "echo \$\$ > $CPU$S_B/leaf-1/cgroup.procs; echo \$\$ > $U/bl.pid; exec sleep 600" ) & track_pid $!
+wait_for "$U/bl.pid" '^[0-9]+$'; BLP=$(cat "$U/bl.pid"); track_pid "$BLP"
+check_eq "B put its own process into B's leaf-1" "$S_B/leaf-1" "$(cgof "$BLP")"
+BL_POL=$(attr "$BLP" policy)
+in_a "$AG set --latency audio leaf-1" >/dev/null 2>&1
+check_eq "set on a leaf name only looks in the caller's own session: B's process unchanged" "$BL_POL 1024" \
+        "$(attr "$BLP" policy) $(cat "$CPU$S_B/leaf-1/cpu.shares")"
+check_not "A cannot move own process into B's leaf" as_user "$UA" "echo \$\$ > $CPU$S_B/leaf-1/cgroup.procs"
+check_not "A cannot move B's process into A's own leaf" as_user "$UA" "echo $BLP > $CPU$S_A/leaf-2/cgroup.procs"
 check_not "the user cannot make a symlink in the session to follow" as_user "$UA" "ln -s $CPU$S_B $CPU$S_A/evil"
-out=$(as_user "$UA" "mkdir -p $U/fake/$ROOT && $AG --hierarchy $U/fake run --weight 10000 -- true" 2>&1); rc=$?
+out=$(as_user "$UA" "mkdir -p $U/fake/$ROOT && $AG --hierarchy $U/fake run -- true" 2>&1); rc=$?
 check_eq "run --hierarchy on a directory the user controls: refused" 1 "$rc"
-in_a "$AG run --weight 10000 -- sh -c 'echo 262144 > $CPU$S_A/cpu.shares; echo 262144 > $CPU/$ROOT/user-$IA/cpu.shares; echo 262144 > $CPU$S_A/login/cpu.shares; echo \$\$ > $CPU$S_B/login/cgroup.procs; echo \$\$ > $CPU/cgroup.procs'" >/dev/null 2>&1
+in_a "$AG run --latency audio -- sh -c 'echo 262144 > $CPU$S_A/cpu.shares; echo 262144 > $CPU/$ROOT/user-$IA/cpu.shares; echo 262144 > $CPU$S_A/login/cpu.shares; for l in $CPU$S_A/leaf-*; do echo 262144 > \$l/cpu.shares; done; echo \$\$ > $CPU$S_B/login/cgroup.procs; echo \$\$ > $CPU$S_B/leaf-2/cgroup.procs; echo \$\$ > $CPU/cgroup.procs'" >/dev/null 2>&1
 check_eq "from inside a run leaf: user group, session and login weights unchanged" "$SH_U $SH_S $SH_L" \
         "$(cat "$CPU/$ROOT/user-$IA/cpu.shares") $(cat "$CPU$S_A/cpu.shares") $(cat "$CPU$S_A/login/cpu.shares")"
-check_eq "no process of A moved into B's session" "" "$(cat "$CPU$S_B/login/cgroup.procs" | while read -r p; do [ "$(stat -c %U /proc/$p 2>/dev/null)" = "$UA" ] && echo "$p"; done)"
-kill "$SP" "$SPP" 2>/dev/null
-rmdir "$CPU$S_B/mine"
+check_eq "  and every leaf's weight" "1024 1024 1024 1024 1024 1024" "$(cat "$CPU$S_A"/leaf-*/cpu.shares | tr '\n' ' ' | sed 's/ $//')"
+check_eq "no process of A moved into B's session" "" "$(cat "$CPU$S_B"/login/cgroup.procs "$CPU$S_B"/leaf-*/cgroup.procs | while read -r p; do [ "$(stat -c %U /proc/$p 2>/dev/null)" = "$UA" ] && echo "$p"; done)"
+kill "$BLP" 2>/dev/null
 
 echo "# 6. cleanup"
 for n in a b c d; do touch "$T/$n.go"; done

@@ -93,7 +93,7 @@ cat >"$CONF" <<CONF
 CONF
 chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes\nsession required pam_permit.so\n' \
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\nsession required pam_permit.so\n' \
         "$AG_MODULE" "$ROOT" "$CONF" >"$T/agldap"
 drv() { inns "$AGDRV" --pam "$T" agldap "$@"; }
 # guarded COMMAND...: the command in the namespace under the liveness guard;
@@ -129,7 +129,8 @@ check_eq "member: @$GL weight 300 -> cpu.shares 3072" 3072 "$(cg "$IDM" cpu.shar
 check_eq "member: @$GL max 50% -> cfs_quota_us 50000" 50000 "$(cg "$IDM" cpu.cfs_quota_us)"
 check_eq "member: user group owned by root" root "$(stat -c %U "$CPU/$ROOT/user-$IDM")"
 S_M=$(val AUTOGROUP_SESSION m)
-check_eq "member: session delegated to the directory uid" "$IDM" "$(stat -c %u "$CPU$S_M" 2>/dev/null)"
+check_eq "member: the session root's, its leaves' cgroup.procs the directory uid's" "0 $IDM" \
+        "$(stat -c %u "$CPU$S_M" 2>/dev/null) $(stat -c %u "$CPU$S_M/leaf-1/cgroup.procs" 2>/dev/null)"
 check "non-member: session opened" grep -q '^open=PAM_SUCCESS' "$T/n.out"
 check_eq "non-member: * weight 100 -> cpu.shares 1024" 1024 "$(cg "$IDN" cpu.shares)"
 check_eq "non-member: no cap" -1 "$(cg "$IDN" cpu.cfs_quota_us)"

@@ -32,7 +32,7 @@ svc() { # svc NAME OPTIONS...: a service file with the module as "optional"
         printf 'session required pam_permit.so\nsession %s %s %s\n' "${CONTROL:-optional}" "$AG_MODULE" "$*" >"$T/$n"
 }
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-svc agtest "root=$ROOT conf=$CONF debug delegate=yes"
+svc agtest "root=$ROOT conf=$CONF debug"
 CONTROL=required svc agstrict "root=$ROOT conf=$CONF strict"
 drv() { "$AGDRV" --pam "$T" "$@"; }
 # bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
@@ -58,12 +58,23 @@ check_eq "user group is <root>/user-<uid>" "/$ROOT/user-$IA" "$(dirname "$S1")"
 check_eq "the caller moved into login/" "$S1/login" "$(val cgroup a1)"
 check "session directory exists on cgroupfs" test -d "$CPU$S1/login"
 
-echo "# 2. delegation: what the user owns and what stays root's"
-check_eq "session dir owned by the user" "$UA" "$(owner "$CPU$S1")"
-check_eq "session cgroup.procs owned by the user" "$UA" "$(owner "$CPU$S1/cgroup.procs")"
-check_eq "session tasks owned by the user" "$UA" "$(owner "$CPU$S1/tasks")"
+echo "# 2. the default line (no delegate=): what the user owns and what stays root's"
+check_eq "the session has login/ and root's leaves leaf-1 .. leaf-6 (leaves 6, the default)" \
+        "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 login" \
+        "$(find "$CPU$S1" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | tr '\n' ' ' | sed 's/ $//')"
+check_eq "session dir owned by root" root "$(owner "$CPU$S1")"
+check_eq "session cgroup.procs and tasks stay root's (v1: no common-ancestor rule)" "root root" \
+        "$(owner "$CPU$S1/cgroup.procs") $(owner "$CPU$S1/tasks")"
 check_eq "session cpu.shares stays root's" root "$(owner "$CPU$S1/cpu.shares")"
 check_eq "session cpu.cfs_quota_us stays root's" root "$(owner "$CPU$S1/cpu.cfs_quota_us")"
+check_eq "login/ is root's, its cgroup.procs and tasks too" "root root root" \
+        "$(owner "$CPU$S1/login") $(owner "$CPU$S1/login/cgroup.procs") $(owner "$CPU$S1/login/tasks")"
+check_eq "a leaf's directory, tasks, cpu.shares and cpu.cfs_quota_us are root's" "root root root root" \
+        "$(owner "$CPU$S1/leaf-1") $(owner "$CPU$S1/leaf-1/tasks") $(owner "$CPU$S1/leaf-1/cpu.shares") $(owner "$CPU$S1/leaf-1/cpu.cfs_quota_us")"
+check_eq "a leaf's cgroup.procs is the user's" "$UA" "$(owner "$CPU$S1/leaf-1/cgroup.procs")"
+check_eq "the user owns nothing else in the session" \
+        "leaf-1/cgroup.procs leaf-2/cgroup.procs leaf-3/cgroup.procs leaf-4/cgroup.procs leaf-5/cgroup.procs leaf-6/cgroup.procs" \
+        "$([ -n "$S1" ] && cd "$CPU$S1" && find . ! -user root -printf '%P\n' | sort | tr '\n' ' ' | sed 's/ $//')"
 check_eq "user group owned by root" root "$(owner "$CPU/$ROOT/user-$IA")"
 check_eq "user group cgroup.procs owned by root" root "$(owner "$CPU/$ROOT/user-$IA/cgroup.procs")"
 check_eq "root group owned by root" root "$(owner "$CG")"
@@ -78,13 +89,20 @@ check_not "user cannot move into the user group itself" as_user "$UA" "echo \$\$
 check_not "user cannot move into <root>" as_user "$UA" "echo \$\$ > $CG/cgroup.procs"
 check_not "user cannot move to the root cgroup" as_user "$UA" "echo \$\$ > $CPU/cgroup.procs"
 check_not "user cannot rename own session" as_user "$UA" "mv $CPU$S1 $CPU$S1.x"
-check_not "user cannot create a symlink in the session" as_user "ln -s / $CPU$S1/evil"
+check_not "user cannot create a symlink in the session" as_user "$UA" "ln -s / $CPU$S1/evil"
 bg b1 "$UB"
 SB=$(val AUTOGROUP_SESSION b1)
 check_not "user cannot move into another user's session" as_user "$UA" "echo \$\$ > $CPU$SB/login/cgroup.procs"
 check_not "user cannot make groups in another user's session" as_user "$UA" "mkdir $CPU$SB/x"
-check "user can make a leaf in own session" as_user "$UA" "mkdir $CPU$S1/tab1"
-check "user can move own process between own leaves" as_user "$UA" "echo \$\$ > $CPU$S1/tab1/cgroup.procs && grep -q '^[0-9]*:cpu:$S1/tab1\$' /proc/self/cgroup"
+check_not "user cannot make a group in own session" as_user "$UA" "mkdir $CPU$S1/tab1"
+check_not "user cannot make a group in own leaf" as_user "$UA" "mkdir $CPU$S1/leaf-1/tab1"
+check "user can move own process between own leaves" \
+        as_user "$UA" "echo \$\$ > $CPU$S1/leaf-1/cgroup.procs && echo \$\$ > $CPU$S1/leaf-2/cgroup.procs && grep -q '^[0-9]*:cpu:$S1/leaf-2\$' /proc/self/cgroup"
+check_not "user cannot move into own login/" as_user "$UA" "echo \$\$ > $CPU$S1/leaf-1/cgroup.procs && echo \$\$ > $CPU$S1/login/cgroup.procs"
+check_not "user cannot move into own session group" as_user "$UA" "echo \$\$ > $CPU$S1/leaf-1/cgroup.procs && echo \$\$ > $CPU$S1/cgroup.procs"
+check_not "user cannot move through a leaf's tasks" as_user "$UA" "echo \$\$ > $CPU$S1/leaf-1/tasks"
+check_not "user cannot write a leaf's cpu.shares" as_user "$UA" "echo 262144 > $CPU$S1/leaf-1/cpu.shares"
+check_not "user cannot move into another user's leaf" as_user "$UA" "echo \$\$ > $CPU$SB/leaf-1/cgroup.procs"
 
 echo "# 4. policy: weights (v1 shares = weight*1024/100) and cap"
 check_eq "@group weight 50 -> cpu.shares 512" 512 "$(cat "$CPU/$ROOT/user-$IA/cpu.shares")"

@@ -50,7 +50,7 @@ conf "$T/c2.conf" beta
 conf "$T/c3.conf" none
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
 for i in 1 2 3; do
-        printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' \
+        printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' \
                 "$AG_MODULE" "$ROOT" "$T/c$i.conf" >"$T/agp$i"
 done
 drv() { nsrun 'exec "$@"' "$AGDRV" --pam "$T" "$@"; }
@@ -107,9 +107,11 @@ for p in "$PA" "$PB"; do
 done
 check_eq "user group in a pool owned by root" root "$(owner "$PA/user-$IA")"
 check_eq "user group cgroup.procs owned by root" root "$(owner "$PA/user-$IA/cgroup.procs")"
-check_eq "session in a pool owned by the user" "$UA" "$(owner "$CPU$SA")"
-check_eq "session cgroup.procs owned by the user" "$UA" "$(owner "$CPU$SA/cgroup.procs")"
+check_eq "session in a pool owned by root" root "$(owner "$CPU$SA")"
+check_eq "session cgroup.procs owned by root" root "$(owner "$CPU$SA/cgroup.procs")"
 check_eq "session cpu.shares stays root's" root "$(owner "$CPU$SA/cpu.shares")"
+check_eq "root's leaves in the session: the directory root's, cgroup.procs the user's" "root $UA" \
+        "$(owner "$CPU$SA/leaf-1") $(owner "$CPU$SA/leaf-1/cgroup.procs")"
 
 echo "# 4. attacks as the unprivileged user"
 check_not "user cannot write the pool's cpu.shares" as_user "$UA" "echo 262144 > $PA/cpu.shares"
@@ -133,16 +135,16 @@ check_not "user cannot remove the pool" as_user "$UA" "rmdir $PA"
 check_eq "after the attacks: the pools' shares unchanged" "3072 1024 150000" \
         "$(cat "$PA/cpu.shares") $(cat "$PB/cpu.shares") $(cat "$PB/cpu.cfs_quota_us")"
 check_eq "and the shell still in login/" "$SA/login" "$(sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$SHA/cgroup")"
-check "user can make a leaf in the own session in a pool" as_user "$UA" "mkdir $CPU$SA/tab1"
-check "and move the own process there" as_user "$UA" "echo $SHA > $CPU$SA/tab1/cgroup.procs"
-check "and back" as_user "$UA" "echo $SHA > $CPU$SA/login/cgroup.procs"
-as_user "$UA" "rmdir $CPU$SA/tab1"
+check_not "user cannot make a group in the own session in a pool" as_user "$UA" "mkdir $CPU$SA/tab1"
+check "user can move the own process into one of root's leaves" as_user "$UA" "echo $SHA > $CPU$SA/leaf-6/cgroup.procs"
+check_not "but not back into login/ (root's)" as_user "$UA" "echo $SHA > $CPU$SA/login/cgroup.procs"
+echo "$SHA" >"$CPU$SA/login/cgroup.procs"      # root puts it back for what follows
 
 if [ -x "$HELPER" ]; then
 echo "# 5. the helper: enter, status, explain, check"
 as_user "$UA" "$AG enter --pid $SHA" >"$T/enter.out" 2>&1; rc=$?
 check_eq "enter in a pool session: exit 0, silent" "0 " "$rc $(cat "$T/enter.out")"
-check_eq "enter moved the setsid shell into its leaf under the pool" "$SA/sid-$SHA" \
+check_eq "enter moved the setsid shell into a leaf under the pool" "$SA/leaf-1" \
         "$(sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$SHA/cgroup")"
 as_user "$UA" "$AG enter --pid $SHA --verbose" >"$T/enter2.out" 2>&1
 check "enter again: already in its leaf" grep -q "already in its leaf" "$T/enter2.out"
@@ -169,13 +171,13 @@ check "status --json: session below a pool is kind session" sh -c "echo '$kinds'
 check "status --json: login below a pool is kind leaf" sh -c "echo '$kinds' | grep -qw 'login:leaf'"
 as_user "$UA" "$AG status" >"$T/status-a.txt" 2>&1
 # AUTOGROUP_SESSION below a pool: the helper finds root= without --root
-as_user "$UA" "echo \$\$ > $CPU$SA/login/cgroup.procs; export AUTOGROUP_SESSION='$SA'; setsid sh -c '
+( echo "$BASHPID" >"$CPU$SA/login/cgroup.procs" && as_user "$UA" "export AUTOGROUP_SESSION='$SA'; setsid sh -c '
         $HELPER enter --pid \$\$ >$U/ph.enter 2>&1; echo \$? >$U/ph.rc
         grep :cpu: /proc/\$\$/cgroup | cut -d: -f3 >$U/ph.cg
         $HELPER status >$U/ph.status 2>&1
-        echo \$\$ >$U/ph.pid; exec sleep 600' &"
+        echo \$\$ >$U/ph.pid; exec sleep 600' &" )
 wait_for "$U/ph.pid" '^[0-9]+$'; PPH=$(cat "$U/ph.pid"); track_pid "$PPH"
-check_eq "hint below a pool: enter without --root gives the shell its leaf" "$SA/sid-$PPH" "$(cat "$U/ph.cg")"
+check_eq "hint below a pool: enter without --root gives the shell a leaf" "$SA/leaf-2" "$(cat "$U/ph.cg")"
 check_eq "  exit 0, silent" "0:" "$(cat "$U/ph.rc"):$(cat "$U/ph.enter")"
 check "  status without --root shows pool-alpha" grep -q 'pool-alpha' "$U/ph.status"
 kill -KILL "$PPH" 2>/dev/null   # gone before the session closes, as a closed tab would be

@@ -11,8 +11,8 @@
 # /etc/cron.d, the cron spool, /run and the login records (wtmp, btmp,
 # lastlog) are copies or empty stand-ins bind-mounted over the host's: the
 # host's files never change (checked at the end). The module line, with
-# root=agtest-<PID>, conf=, debug and delegate=yes (the sid-* leaves of the
-# tmux and screen panes), goes into the copies of common-session,
+# root=agtest-<PID>, conf= and debug (the default otherwise: root's leaves
+# for the tmux and screen panes), goes into the copies of common-session,
 # common-session-noninteractive and runuser (which includes neither).
 #
 # Each client is checked for where its process ran (/proc/PID/cgroup), for
@@ -59,7 +59,7 @@ IU=$(id -u "$USR")
 CONF="$T/autogroup.conf"
 printf '%s\n' "*  weight 100" "$USR weight 300" "root weight 150" >"$CONF"
 chmod 644 "$CONF"
-LINE="session optional $AG_MODULE root=$ROOT conf=$CONF debug delegate=yes"
+LINE="session optional $AG_MODULE root=$ROOT conf=$CONF debug"
 
 echo "# 0. private copies of what the clients read, in this mount namespace"
 cp -a /etc/pam.d "$T/pamd"
@@ -217,17 +217,22 @@ check "pamtester other USER open_session close_session" grep -q 'successfully op
 log_has "pamtester other: the second instance steps aside" "pam_autogroup\\(other:session\\): pam_autogroup is in this stack more than once: an earlier line opened this session, this one steps aside"
 check_not "pamtester other: nothing of the user left after close (no second session)" test -e "$CG/user-$IU"
 
-echo "# 7. tmux and screen panes get sid-* leaves; the administrator's verbs find the root"
+echo "# 7. tmux and screen panes get root's leaves, one each; the administrator's verbs find the root"
 mkdir -m 700 "$U/screen" && chown "$USR" "$U/screen"
 pane="$HELPER enter --pid \$\$; $P"
+# screen starts once tmux's pane has entered: one after the other, they take
+# leaf-1 and leaf-2; and su's login waits for screen's pane too: at its close
+# the free leaves go, a pane that enters later finds none
 su -l "$USR" -c "$P outer; tmux -S $U/tmux.sock new-session -d -s t '$pane tmux >$U/tmux.out; exec sleep 300';
-        SCREENDIR=$U/screen screen -dmS s sh -c '$pane screen >$U/screen.out; exec sleep 300'" >"$T/mux.out" 2>&1
+        until grep -q '^tmux.session=' $U/tmux.out 2>/dev/null; do sleep 0.05; done;
+        SCREENDIR=$U/screen screen -dmS s sh -c '$pane screen >$U/screen.out; exec sleep 300';
+        until grep -q '^screen.session=' $U/screen.out 2>/dev/null; do sleep 0.05; done" >"$T/mux.out" 2>&1
 sm=$(in_session outer "$T/mux.out" "$IU") || not_ok "tmux/screen: the user's su -l session (got '$(val outer.cgroup "$T/mux.out")')"
 wait_for "$U/tmux.out" '^tmux.session=' && wait_for "$U/screen.out" '^screen.session='
+i=0
 for m in tmux screen; do
-        cg=$(val "$m.cgroup" "$U/$m.out")
-        case "$cg" in "$sm"/sid-*) ok "$m: the pane runs in a leaf of its own ($cg)" ;;
-                *) not_ok "$m: the pane runs in a sid-* leaf of $sm (got '$cg')" ;; esac
+        i=$((i + 1))
+        check_eq "$m: the pane runs in a leaf of its own" "$sm/leaf-$i" "$(val "$m.cgroup" "$U/$m.out")"
 done
 "$HELPER" status >"$T/status.out" 2>&1
 check "status without --root names root=$ROOT and where it came from" \

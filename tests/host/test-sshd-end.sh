@@ -4,7 +4,7 @@
 #      20 times: every group of the session (session, login/, the cpuacct
 #      mirror, user-<uid>/) is gone within 5 s of its last process exiting;
 #   2. 15 pairs of concurrent logins that end together: nothing left;
-#   3. ssh -tt with the session hook (a sid-* leaf), client killed: the leaf
+#   3. ssh -tt with the session hook (one of root's leaves), client killed: the leaf
 #      and everything above it gone too;
 #   4. a nohup process keeps its session while it lives, and the session goes
 #      after it exits without another login (the watcher close starts);
@@ -58,7 +58,7 @@ IU2=$(id -u "$USR2")
 CONF="$T/autogroup.conf"
 echo "*  weight 100" >"$CONF"
 chmod 644 "$CONF"
-OPTS="root=$ROOT conf=$CONF debug delegate=yes"
+OPTS="root=$ROOT conf=$CONF debug"
 MOD="session optional $AG_MODULE $OPTS"
 
 # the PAM configuration sshd and pamtester see: a copy of /etc/pam.d
@@ -191,7 +191,7 @@ for i in $(seq 15); do
 done
 check_eq "concurrent pairs: nothing left, pairs" 15 "$good"
 
-echo "# 3. ssh -tt with the session hook: a sid-* leaf, client killed"
+echo "# 3. ssh -tt with the session hook: one of root's leaves, client killed"
 # The login shell runs its hangup trap once its foreground job (a sleep 1)
 # ends, and takes a moment more: it exits up to 1.3 s after the hangup.
 "${SSH[@]}" -tt "$USR@127.0.0.1" "exec sh -ic '. $T/hook.sh; trap \"sleep 0.3; exit 0\" HUP; while :; do sleep 1; done'" \
@@ -199,7 +199,7 @@ echo "# 3. ssh -tt with the session hook: a sid-* leaf, client killed"
 cp=$!
 wait_sleep "$USR" 1
 HCG=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "/proc/$(live_sleeps "$USR" | head -n1)/cgroup" 2>/dev/null)
-check "the hook moved the shell into a sid-* leaf of its session ($HCG)" grep -q "^/$ROOT/user-$IU/[^/]*/sid-[0-9]*\$" <<<"$HCG"
+check "the hook moved the shell into leaf-1 of its session ($HCG)" grep -q "^/$ROOT/user-$IU/[^/]*/leaf-1\$" <<<"$HCG"
 check "the session has a cpuacct mirror" test -d "$ACCT${HCG%/*}"
 kill -9 "$cp"; wait "$cp" 2>/dev/null
 check "hook session: leaf, session, mirror and user group gone within 5 s" ends_clean "$USR" "$IU"

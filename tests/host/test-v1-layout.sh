@@ -30,7 +30,7 @@ CONF="$T/autogroup.conf"
 printf '%s  weight  300\n%s  max  50%%\n' "$UA" "$UA" >"$CONF"
 chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
 val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
 
 echo "# 1. the layout: cpu at $CPUM, cpuacct at $ACCTM$(grep -q ' - cgroup2 ' /proc/self/mountinfo && echo ', and a cgroup2 mount')"
@@ -56,7 +56,10 @@ check "  its cpuacct line is a line of its own" grep -qE '^[0-9]+:cpuacct:' "/pr
 check_eq "user group cpu.shares 3072 (weight 300)" 3072 "$(cat "$CPUM/$ROOT/user-$IA/cpu.shares" 2>/dev/null)"
 check_eq "user group cpu.cfs_quota_us 50000 (max 50%)" 50000 "$(cat "$CPUM/$ROOT/user-$IA/cpu.cfs_quota_us" 2>/dev/null)"
 check_eq "session cpu.shares 1024" 1024 "$(cat "$CPUM$S/cpu.shares" 2>/dev/null)"
-check_eq "the session is the user's, its cpu.shares root's" "$UA root" "$(stat -c %U "$CPUM$S" "$CPUM$S/cpu.shares" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+check_eq "the session and its cpu.shares are root's" "root root" "$(stat -c %U "$CPUM$S" "$CPUM$S/cpu.shares" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+check_eq "root's leaves beside login/ (leaves 6), each root's but its cgroup.procs" \
+        "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 login|root $UA root" \
+        "$(find "$CPUM$S" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | tr '\n' ' ' | sed 's/ $//')|$(stat -c %U "$CPUM$S/leaf-1" "$CPUM$S/leaf-1/cgroup.procs" "$CPUM$S/leaf-1/cpu.shares" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
 check_not "nothing of it in the cgroup2 mount" test -e "/sys/fs/cgroup/unified/$ROOT/user-$IA"
 "$HELPER" --root "$ROOT" status --json >"$T/st1.json" 2>&1
 check_eq "status: the user group with weight 300 and cap 50%" "300 50" "$(python3 -c '
