@@ -78,7 +78,7 @@ static int apply_user_policy(const AgHierarchy *h, int ufd, bool created, const 
 static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pid_t pid, char **ret_name,
                         int *ret_delegate_error, const char **what) {
         _cleanup_close_ int sfd = -1, lfd = -1;
-        bool delegate = p->delegate;
+        bool delegate = p->delegate && h->version == 2;       /* never on v1 (login.h) */
         char name[64];
         int r;
 

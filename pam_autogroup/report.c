@@ -207,6 +207,9 @@ void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditCon
                 pam_syslog(pamh, LOG_WARNING, "cannot %s for %s in %s%s: %s; the session is grouped, the group "
                            "keeps the limits it had", s->policy_what, user, h->mount, s->path,
                            strerror(-s->policy_error));
+        if (l->delegate_refused)
+                pam_syslog(pamh, LOG_NOTICE, "delegate=yes refused on cgroup v1 (groups a user made there could "
+                           "hold off a cap): %s%s of %s stays root's", h->mount, s->path, user);
         if (s->delegate_error < 0)
                 pam_syslog(pamh, LOG_WARNING, "cannot bound %s%s (cgroup.max.descendants, cgroup.max.depth): %s; "
                            "the session is grouped but not delegated to %s", h->mount, s->path,
