@@ -16,17 +16,22 @@
 #include <security/pam_ext.h>
 
 #include "env.h"
+#include "escape.h"
 #include "module.h"
 
 /* How long the watcher of a closed session that still holds processes
  * waits for them to exit (then "autogroup gc", run by a timer, removes it). */
 #define WATCH_TIMEOUT_MS 60000
+/* A cgroup path as logged: names below a session may be a user's, so every
+ * byte outside printable ASCII is escaped (escape.h); longer ones are cut. */
+#define LOG_PATH_MAX 2048
 
 void on_removed(void *userdata, const char *path) {
         struct removed_ctx *c = userdata;
+        char esc[LOG_PATH_MAX];
 
         if (AG_DEBUG(c->ctl))
-                pam_syslog(c->pamh, LOG_DEBUG, "removed %s", path);
+                pam_syslog(c->pamh, LOG_DEBUG, "removed %s", ag_escape_bytes(path, esc, sizeof esc));
         ag_audit_record(&c->audit, "autogroup-remove", c->user, c->uid, path, NULL);
 }
 
@@ -131,6 +136,7 @@ void log_failure(pam_handle_t *pamh, const char *user, const AgLogin *l, const A
 
 void log_where(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, const AgLogin *l,
                 bool nested) {
+        char caller[LOG_PATH_MAX];
         const char *mount;
 
         if (!AG_DEBUG(ctl))
@@ -140,22 +146,23 @@ void log_where(pam_handle_t *pamh, const struct module_ctl *ctl, const char *use
                 pam_syslog(pamh, LOG_DEBUG, "using cgroup v%d hierarchy at %s", l->hierarchy->version, mount);
         if (!l->caller)
                 return;
+        ag_escape_bytes(l->caller, caller, sizeof caller);
         switch (l->nested) {
         case AG_NESTED_SAME_USER:
         case AG_NESTED_SCOPE:
                 if (nested)
                         pam_syslog(pamh, LOG_DEBUG, "login of %s from inside %s%s: stays in its caller's group, "
-                                   "no session of its own", user, mount, l->caller);
+                                   "no session of its own", user, mount, caller);
                 break;
         case AG_NESTED_OTHER_USER:
                 pam_syslog(pamh, LOG_DEBUG, "login of %s from inside %s%s of uid %lu: a session of its own (a "
                            "process of another user is not left in a group its caller owns)",
-                           user, mount, l->caller, (unsigned long) l->caller_owner);
+                           user, mount, caller, (unsigned long) l->caller_owner);
                 break;
         case AG_NESTED_NOT_SCOPE:
                 pam_syslog(pamh, LOG_DEBUG, "login of %s from inside %s: not a session scope of logind's "
                            "(%s/user.slice/user-UID.slice/session-ID.scope owned by root), a session of its own",
-                           user, l->caller, l->hierarchy->mount);
+                           user, caller, l->hierarchy->mount);
                 break;
         default:
                 break;

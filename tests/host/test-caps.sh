@@ -32,16 +32,18 @@ OUT="$CPU/agout-$$"             # where section 7's caller comes from (outside <
 AG_CGROOTS="$CG $OUT"
 mkdir -p "$OUT"
 N250=$(printf 'd%.0s' $(seq 250))
-# the deep tree of section 7 is too long for find's paths: removed by cd
+# the deep tree of section 7 (and a chain of section 1, should a build let
+# the user make it) are too long for find's paths: removed by cd
 rm_deep() {
         (
-                cd "$OUT" 2>/dev/null || exit 0
+                cd "$1" 2>/dev/null || exit 0
                 d=0
-                while [ -d "$N250" ]; do cd "$N250" || break; d=$((d + 1)); done
-                while [ "$d" -gt 0 ]; do cd .. && rmdir "$N250" 2>/dev/null; d=$((d - 1)); done
+                while [ -d "$2" ]; do cd "$2" || break; d=$((d + 1)); done
+                while [ "$d" -gt 0 ]; do cd .. && rmdir "$2" 2>/dev/null; d=$((d - 1)); done
         ) 2>/dev/null
 }
-trap 'rm_deep; ag_cleanup' EXIT
+rm_chains() { for s in "$CG"/user-*/*/; do rm_deep "$s" c; done; }
+trap 'rm_deep "$OUT" "$N250"; rm_chains; ag_cleanup' EXIT
 start_syslog || true
 
 add_user "${TAG}a"; add_user "${TAG}b"; add_user "${TAG}p"; add_user "${TAG}q"
@@ -183,6 +185,16 @@ ODD=("c1-$(printf '\302\233')" "rlo-$(printf '\342\200\256')x" "lri-$(printf '\3
      "ncp-$(printf '\364\217\277\277')" "bad-$(printf '\377')" "bad-$(printf '\376')" "ctl-$(printf '\r\033')"
      'bs-\"q')
 for n in "${ODD[@]}"; do mkdir "$CPU$SB/$n"; done
+# with debug, the module logs the cgroup of a caller inside another user's
+# session: a path with CR and ESC goes into the log escaped
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' \
+        "$AG_MODULE" "$ROOT" "$CONF" >"$T/aghd"
+(echo "$BASHPID" >"$CPU$SB/ctl-"$'\r\033'/cgroup.procs && exec timeout 60 "$AGDRV" --pam "$T" aghd "$UA" open close) \
+        >"$T/ctl.out" 2>&1
+check "a login from a group named with CR and ESC opened" grep -q '^open=PAM_SUCCESS' "$T/ctl.out"
+log_has "debug: the caller's path is logged with CR and ESC escaped" \
+        "from inside $CPU$SB/ctl-\\\\x0d\\\\x1b of uid $IB"
+check_not "  no raw CR or ESC in the log" grep -qaP '[\r\x1b]' "$SYSLOG"
 BOUND=300 drv "$UA" open run-user "S=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3); echo \${S%/login} > $U/m.path" \
         touch "$T/m.made" wait-file "$T/m.go" close >"$T/m.out" 2>&1 &
 PID_m=$!; track_pid $PID_m
