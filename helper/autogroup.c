@@ -440,6 +440,11 @@ static int verb_check(const Args *a) {
                 fprintf(stderr, "autogroup check: out of memory\n");
                 return EXIT_FAILURE;
         }
+        if (ag_check_print_pam_lines(t.pam, AG_DEFAULT_CONF, stdout) < 0) {
+                ag_targets_done(&t);
+                fprintf(stderr, "autogroup check: out of memory\n");
+                return EXIT_FAILURE;
+        }
         if (t.problems > 0) {
                 printf("%s: %u invalid or unknown option%s on the module's lines\n",
                        a->pam_dir ? a->pam_dir : AG_PAM_DIR_DEFAULT, t.problems, t.problems == 1 ? "" : "s");
