@@ -108,11 +108,17 @@ static int find_hierarchy(const Args *a, AgHierarchy **ret) {
 /* The subtree a verb that acts in the caller's own session works on (enter,
  * status, run, set): --root when given; otherwise the module's root= from
  * AUTOGROUP_SESSION when the caller's real cgroup confirms it (lib/hint.c);
- * otherwise the default. buf holds AG_ROOT_NAME_MAX + 1 bytes. */
+ * otherwise the root of the session the caller's own cgroup is in, when the
+ * module's lines in the PAM configuration name it; otherwise the default. buf holds AG_ROOT_NAME_MAX + 1 bytes. */
 static const char *session_root(const Args *a, const AgHierarchy *h, char *buf, size_t size) {
         if (a->root_given)
                 return a->root;
         if (ag_root_from_hint(h, getenv(AG_SESSION_ENV), 0, getuid(), buf, size) >= 0)
+                return buf;
+        /* the hint lost (su -, sudo -i, env -u): the caller's own group, when
+         * its <root> is the default or one a module line names */
+        if (ag_root_from_cgroup(h, 0, getuid(), buf, size) >= 0 &&
+            (strcmp(buf, a->root) == 0 || ag_pam_names_root(a->pam_dir, buf) > 0))
                 return buf;
         return a->root;
 }

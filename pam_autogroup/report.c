@@ -196,6 +196,25 @@ static void putenv_or_log(pam_handle_t *pamh, const char *name, const char *valu
                 pam_syslog(pamh, LOG_WARNING, "cannot set %s", name);
 }
 
+void nested_session(pam_handle_t *pamh, const struct module_ctl *ctl, const AgLogin *l, const AgPolicy *policy) {
+        const char *sname = NULL;
+        size_t slen = 0;
+        uid_t owner;
+        char path[512], level[16];
+
+        /* cgroupfs: the caller's session, as the kernel gives the caller's
+         * group (nested() checked it is this user's); the systemd mode sets
+         * none (its terminals go by AUTOGROUP_MODE) */
+        if (l->mode != AG_MODE_CGROUPFS || l->nested != AG_NESTED_SAME_USER || !l->caller ||
+            ag_session_of_path(l->caller, ctl->root, &owner, &sname, &slen) < 0 ||
+            (size_t) (sname + slen - l->caller) >= sizeof path)
+                return;
+        snprintf(path, sizeof path, "%.*s", (int) (sname + slen - l->caller), l->caller);
+        putenv_or_log(pamh, AG_SESSION_ENV, path);
+        snprintf(level, sizeof level, "%u", policy->interactive);
+        putenv_or_log(pamh, AG_INTERACTIVE_ENV, level);
+}
+
 void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *a, const char *user,
                     const AgLogin *l, const AgPolicy *policy) {
         const AgHierarchy *h = l->hierarchy;
