@@ -163,3 +163,16 @@ int ag_find_other_roots(const AgHierarchy *h, const char *const *known, size_t n
         closedir(d);
         return 0;
 }
+
+int ag_pam_names_root(const char *pam_dir, const char *root) {
+        AgPamConf *c = NULL;
+        int r, found = 0;
+
+        r = ag_pamconf_scan(pam_dir, NULL, NULL, &c);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < c->n_lines && !found; i++)
+                found = c->lines[i].root && strcmp(c->lines[i].root, root) == 0;
+        ag_pamconf_free(c);
+        return found;
+}

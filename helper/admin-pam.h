@@ -36,6 +36,10 @@ typedef struct AgTargets {
 int ag_targets_from_pam(const char *pam_dir, bool confs, const char *default_value, FILE *warn, AgTargets *t);
 void ag_targets_done(AgTargets *t);
 
+/* Does a module line of pam_dir (NULL: /etc/pam.d) give root=root? 1 or 0,
+ * or -errno when the directory cannot be read. */
+int ag_pam_names_root(const char *pam_dir, const char *root);
+
 /* "root=web from FILE:LINE (services: ...)", or a sentence saying the
  * default applies and why. */
 void ag_target_print_source(const AgTargets *t, const AgTarget *x, const char *what, const char *pam_dir,

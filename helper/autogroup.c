@@ -98,7 +98,9 @@ static void usage(FILE *f) {
               "Options:\n"
               "  --root NAME        the subtree below the cpu hierarchy root (default: for enter,\n"
               "                     status, run and set the module's root= from AUTOGROUP_SESSION\n"
-              "                     when the caller's cgroup confirms it; for status without that\n"
+              "                     when the caller's cgroup confirms it, else (enter, run, set)\n"
+              "                     the root of the caller's own session when a module line in\n"
+              "                     /etc/pam.d names it; for status without that\n"
               "                     hint, and for gc, every root= of the module's lines in /etc/pam.d;\n"
               "                     else " AG_ROOT_DEFAULT ")\n"
               "  --hierarchy PATH   use the cgroup filesystem mounted at PATH\n"
@@ -115,11 +117,17 @@ static int find_hierarchy(const Args *a, AgHierarchy **ret) {
 /* The subtree a verb that acts in the caller's own session works on (enter,
  * status, run, set): --root when given; otherwise the module's root= from
  * AUTOGROUP_SESSION when the caller's real cgroup confirms it (lib/hint.c);
- * otherwise the default. buf holds AG_ROOT_NAME_MAX + 1 bytes. */
+ * otherwise the root of the session the caller's own cgroup is in, when the
+ * module's lines in the PAM configuration name it; otherwise the default. buf holds AG_ROOT_NAME_MAX + 1 bytes. */
 static const char *session_root(const Args *a, const AgHierarchy *h, char *buf, size_t size) {
         if (a->root_given)
                 return a->root;
         if (ag_root_from_hint(h, getenv(AG_SESSION_ENV), 0, getuid(), buf, size) >= 0)
+                return buf;
+        /* the hint lost (su -, sudo -i, env -u): the caller's own group, when
+         * its <root> is the default or one a module line names */
+        if (ag_root_from_cgroup(h, 0, getuid(), buf, size) >= 0 &&
+            (strcmp(buf, a->root) == 0 || ag_pam_names_root(a->pam_dir, buf) > 0))
                 return buf;
         return a->root;
 }
@@ -444,6 +452,11 @@ static int verb_check(const Args *a) {
         if (a->argc == 1)
                 return check_one(a->argv[0]);
         if (ag_targets_from_pam(a->pam_dir, true, AG_DEFAULT_CONF, stdout, &t) < 0) {
+                fprintf(stderr, "autogroup check: out of memory\n");
+                return EXIT_FAILURE;
+        }
+        if (ag_check_print_pam_lines(t.pam, AG_DEFAULT_CONF, stdout) < 0) {
+                ag_targets_done(&t);
                 fprintf(stderr, "autogroup check: out of memory\n");
                 return EXIT_FAILURE;
         }

@@ -33,6 +33,25 @@ int ag_check_config(const char *path, FILE *out, AgConfig **ret) {
         return ag_config_load(path, 0, print_error, out, ret);
 }
 
+int ag_check_print_pam_lines(const AgPamConf *c, const char *default_conf, FILE *out) {
+        if (!c || c->n_lines == 0)
+                return 0;
+        fprintf(out, "%zu line%s of %s in %s (the services that reach each, its options in effect):\n",
+                c->n_lines, c->n_lines == 1 ? "" : "s", AG_PAM_MODULE_NAME, c->dir);
+        for (size_t i = 0; i < c->n_lines; i++) {
+                _cleanup_free_ char *where = NULL, *options = NULL;
+                int r;
+
+                r = ag_pamconf_describe(&c->lines[i], &where);
+                if (r >= 0)
+                        r = ag_pamconf_options(&c->lines[i], default_conf, &options);
+                if (r < 0)
+                        return r;
+                fprintf(out, "  %s: %s\n", where, options);
+        }
+        return 0;
+}
+
 void ag_item_value_format(AgItem item, long value, char *buf, size_t size) {
         switch (item) {
         case AG_ITEM_WEIGHT:

@@ -8,12 +8,18 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
+#include "pamconf.h"
 #include "policy.h"
 
 /* Loads path (and its drop-ins), printing every error as "file:line: message"
  * ("file: message" for errors about a whole file) to out. Returns the number
  * of errors (>= 0) and the config in *ret, or -ENOMEM. */
 int ag_check_config(const char *path, FILE *out, AgConfig **ret);
+
+/* Prints every module line of c (none when c is NULL or has none): a
+ * heading, then "  FILE:LINE (services: a, b): OPTIONS" a line, with the
+ * options in effect (ag_pamconf_options). -ENOMEM only. */
+int ag_check_print_pam_lines(const AgPamConf *c, const char *default_conf, FILE *out);
 
 /* Prints one error of the configuration: prefix, then "file:line: message"
  * and line_note for an error of one line, "file: message" for one of a whole

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "status.h"
 #include "util.h"
 
@@ -46,16 +47,7 @@ void ag_format_cap(long long quota_us, unsigned long period_us, char *buf, size_
 /* A group name as printed: anything not printable ASCII as \xNN, so that a
  * name a user chose cannot drive root's terminal. Returns its width. */
 static size_t sanitize(const char *s, char *buf, size_t size) {
-        size_t w = 0;
-
-        for (const unsigned char *p = (const unsigned char *) s; *p && w + 5 < size; p++) {
-                if (*p >= 0x20 && *p < 0x7f && *p != '\\')
-                        buf[w++] = (char) *p;
-                else
-                        w += (size_t) snprintf(buf + w, size - w, "\\x%02x", *p);
-        }
-        buf[w] = 0;
-        return w;
+        return strlen(ag_escape_bytes(s, buf, size));
 }
 
 enum { COL_WEIGHT, COL_SHARES, COL_CAP, COL_IDLE, COL_PROCS, COL_CPU, _COL_MAX };
@@ -236,74 +228,6 @@ finish:
 
 /* ---- JSON ---- */
 
-/* Length of the valid UTF-8 sequence at p, 0 when invalid; its code point
- * in *ret_cp. */
-static size_t utf8_decode(const unsigned char *p, unsigned *ret_cp) {
-        size_t n;
-        unsigned cp;
-
-        if (p[0] < 0x80) {
-                *ret_cp = p[0];
-                return 1;
-        }
-        if ((p[0] & 0xe0) == 0xc0) {
-                n = 2;
-                cp = p[0] & 0x1f;
-        } else if ((p[0] & 0xf0) == 0xe0) {
-                n = 3;
-                cp = p[0] & 0x0f;
-        } else if ((p[0] & 0xf8) == 0xf0) {
-                n = 4;
-                cp = p[0] & 0x07;
-        } else
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((p[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (p[i] & 0x3f);
-        }
-        if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        *ret_cp = cp;
-        return n;
-}
-
-/* Code points a JSON string carries as \uXXXX rather than raw, so that a name
- * a user chose cannot drive a terminal or reorder what a reader sees: C0
- * and DEL, C1, the bidi marks, embeddings, overrides and isolates, and the
- * line and paragraph separators. */
-static bool json_must_escape(unsigned cp) {
-        return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f ||
-               (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
-}
-
-static void json_string(FILE *f, const char *s) {
-        fputc('"', f);
-        for (const unsigned char *p = (const unsigned char *) s; *p;) {
-                unsigned cp = 0;
-                size_t n = utf8_decode(p, &cp);
-
-                if (n == 0) {
-                        fputs("\\ufffd", f);
-                        p++;
-                } else if (json_must_escape(cp)) {
-                        fprintf(f, "\\u%04x", cp);
-                        p += n;
-                } else if (n > 1) {
-                        fwrite(p, 1, n, f);
-                        p += n;
-                } else {
-                        if (*p == '"' || *p == '\\')
-                                fprintf(f, "\\%c", *p);
-                        else
-                                fputc(*p, f);
-                        p++;
-                }
-        }
-        fputc('"', f);
-}
-
 static void json_num(FILE *f, const char *key, long long v, bool valid) {
         fprintf(f, ",\"%s\":", key);
         if (valid)
@@ -316,9 +240,9 @@ static void json_node(FILE *f, const AgStatus *s, const AgStatusNode *n) {
         static const char *const kinds[] = { "root", "user", "session", "leaf" };
 
         fputs("{\"name\":", f);
-        json_string(f, n->name);
+        ag_json_string(f, n->name);
         fputs(",\"path\":", f);
-        json_string(f, n->path);
+        ag_json_string(f, n->path);
         /* pools: below a pool every level is one deeper */
         unsigned level = n->in_pool ? n->depth - 1 : n->depth;
         fprintf(f, ",\"kind\":\"%s\"", n->kind ? n->kind : n->is_pool ? "pool" :
@@ -326,7 +250,7 @@ static void json_node(FILE *f, const AgStatus *s, const AgStatusNode *n) {
         if (n->is_user) {
                 fprintf(f, ",\"uid\":%ju,\"user\":", (uintmax_t) n->uid);
                 if (n->user_name)
-                        json_string(f, n->user_name);
+                        ag_json_string(f, n->user_name);
                 else
                         fputs("null", f);
         }
@@ -355,17 +279,17 @@ static void json_node(FILE *f, const AgStatus *s, const AgStatusNode *n) {
 
 void ag_status_print_json(const AgStatus *s, FILE *f) {
         fputs("{\"hierarchy\":", f);
-        json_string(f, s->mount);
+        ag_json_string(f, s->mount);
         fprintf(f, ",\"version\":%d,\"mode\":\"%s\",\"root\":", s->version, s->systemd ? "systemd" : "cgroupfs");
-        json_string(f, s->root);
+        ag_json_string(f, s->root);
         fputs(",\"cpu_source\":", f);
         if (s->cpu_source)
-                json_string(f, s->cpu_source);
+                ag_json_string(f, s->cpu_source);
         else
                 fputs("null", f);
         fputs(",\"cpuacct_mount\":", f);
         if (s->acct_mount)
-                json_string(f, s->acct_mount);
+                ag_json_string(f, s->acct_mount);
         else
                 fputs("null", f);
         fputs(",\"only_uid\":", f);

@@ -26,10 +26,10 @@
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 /* The usual mount point of a separate cpuacct hierarchy, tried before mountinfo. */
 #define AG_CPUACCT_MOUNT "/sys/fs/cgroup/cpuacct"
-/* v1: the groups one cap change may look at below the capped group to clear
- * quotas that stand in its way (clamp_below), and the kernel's smallest
- * quota (1 ms). */
-#define AG_CLAMP_MAX_DIRS 65536
+/* v1: the child groups one cap change may look at to clear quotas of
+ * root's that stand in its way (clear_children_above), and the kernel's
+ * smallest quota (1 ms). */
+#define AG_CLEAR_MAX_DIRS 65536
 #define AG_CPU_QUOTA_MIN_US 1000
 
 AgHierarchy *ag_hierarchy_free(AgHierarchy *h) {
@@ -554,15 +554,6 @@ static int write_if_changed(int cgfd, const char *file, const char *value) {
         return ag_write_file(cgfd, file, value);
 }
 
-/* v1 CFS bandwidth as the kernel compares it between a group and its
- * descendants (to_ratio() in kernel/sched): quota << 20 / period, both in
- * ns. -1 for no quota. */
-static int64_t bw_ratio(long long quota_us, unsigned long period_us) {
-        if (quota_us < 0 || period_us == 0)
-                return -1;
-        return (int64_t) (((uint64_t) quota_us * 1000u << 20) / ((uint64_t) period_us * 1000u));
-}
-
 /* Reads a v1 group's quota and period. */
 static int read_bandwidth(int cgfd, long long *ret_quota, unsigned long *ret_period) {
         char q[32], p[32];
@@ -589,124 +580,60 @@ static int read_bandwidth(int cgfd, long long *ret_quota, unsigned long *ret_per
         return 0;
 }
 
-/* Looks at one child group met by clamp_below: when its quota is above
- * limit, writes -1 ("no quota of its own": it then gets the limit of the
- * group above, which the kernel accepts whatever is below). Returns 1 when
- * the walk must go into the child (it has children and no quota at or
- * below limit, which would bound everything below it), 0 when not. */
-static int clamp_one(int fd, int64_t limit, unsigned *ret_cleared) {
-        unsigned long period;
-        long long quota;
-
-        if (read_bandwidth(fd, &quota, &period) < 0)
-                return !ag_cg_no_children(fd);
-        if (quota >= 0 && bw_ratio(quota, period) <= limit)
-                return 0;
-        if (quota >= 0 && ag_write_file(fd, "cpu.cfs_quota_us", "-1") >= 0)
-                (*ret_cleared)++;
-        return !ag_cg_no_children(fd);
+/* v1 CFS bandwidth as the kernel compares it between a group and its
+ * descendants (to_ratio() in kernel/sched): quota << 20 / period, both in
+ * ns. -1 for no quota. */
+static int64_t bw_ratio(long long quota_us, unsigned long period_us) {
+        if (quota_us < 0 || period_us == 0)
+                return -1;
+        return (int64_t) (((uint64_t) quota_us * 1000u << 20) / ((uint64_t) period_us * 1000u));
 }
 
-/* Clears every quota below cgfd that is above limit (a bw_ratio), so that
- * the kernel accepts limit for cgfd: it refuses a quota below a
- * descendant's. A user owns the cpu.* files of the groups they make in their
- * session; what they set there can only divide their own share, never hold
- * off a cap. The walk keeps one directory open at a time and a stack of
- * readdir positions; it goes back up with "..", which on cgroupfs (no links,
- * rename only within one parent) is the group it came from. When that
- * fails (the user removed the group the walk was in) the walk starts again
- * from cgfd, within the same budget. It visits at most *budget groups and
- * AG_CLAMP_MAX_DEPTH levels. Returns the number of quotas cleared (also
- * when the budget ran out after some), -E2BIG when the budget ran out with
- * none cleared, or -errno. */
-#define AG_CLAMP_MAX_DEPTH 4096
-static int clamp_below(int cgfd, int64_t limit, unsigned *budget) {
-        _cleanup_free_ long *pos = NULL;
-        unsigned depth = 0, cleared = 0;
-        bool truncated = false;
+/* Clears (-1: "no quota of its own") the quota of every root-owned child
+ * group of cgfd whose ratio is above limit, reading at most
+ * AG_CLEAR_MAX_DIRS entries and going no deeper. On cgroup v1 the kernel
+ * refuses a quota below a descendant's; the only groups below a capped one
+ * that carry a quota are root's own: the user groups of a pool, whose caps
+ * are written again at each member's login (and refused, with a log line,
+ * when above the pool's). No user can make a group there (delegate=yes is
+ * refused on v1), so a group the user owns is never looked into. Returns
+ * the number of quotas cleared, or -errno. */
+static int clear_children_above(int cgfd, int64_t limit) {
+        unsigned seen = 0, cleared = 0;
         struct dirent *de;
         DIR *d;
         int r;
 
-        if (ag_cg_no_children(cgfd))
-                return 0;
-        pos = calloc(AG_CLAMP_MAX_DEPTH, sizeof *pos);
-        if (!pos)
-                return -ENOMEM;
         r = ag_opendir_dup(cgfd, &d);
         if (r < 0)
                 return r;
-        for (;;) {
-                int fd;
+        while ((de = next_child(d)) && seen++ < AG_CLEAR_MAX_DIRS) {
+                _cleanup_close_ int fd = -1;
+                unsigned long period;
+                long long quota;
+                struct stat st;
 
-                errno = 0;
-                de = next_child(d);
-                if (!de) {
-                        if (depth == 0)
-                                break;
-                        fd = openat(dirfd(d), "..", DIR_FLAGS);
-                        closedir(d);
-                        if (fd < 0) {
-                                /* gone from under the walk: again from the top */
-                                depth = 0;
-                                r = ag_opendir_dup(cgfd, &d);
-                                if (r < 0)
-                                        return r;
-                                continue;
-                        }
-                        d = fdopendir(fd);
-                        if (!d) {
-                                r = negative_errno();
-                                safe_close(fd);
-                                return r;
-                        }
-                        seekdir(d, pos[--depth]);
+                if (ag_cg_open(dirfd(d), de->d_name, &fd) < 0 || fstat(fd, &st) < 0 || st.st_uid != 0)
                         continue;
-                }
-                if (*budget == 0) {
-                        truncated = true;
-                        break;
-                }
-                (*budget)--;
-                fd = openat(dirfd(d), de->d_name, DIR_FLAGS);
-                if (fd < 0)
-                        continue;       /* removed meanwhile */
-                if (clamp_one(fd, limit, &cleared) <= 0 || depth + 1 >= AG_CLAMP_MAX_DEPTH) {
-                        truncated = truncated || depth + 1 >= AG_CLAMP_MAX_DEPTH;
-                        safe_close(fd);
+                if (read_bandwidth(fd, &quota, &period) < 0 || quota < 0 || bw_ratio(quota, period) <= limit)
                         continue;
-                }
-                pos[depth++] = telldir(d);
-                closedir(d);
-                d = fdopendir(fd);
-                if (!d) {
-                        r = negative_errno();
-                        safe_close(fd);
-                        return r;
-                }
+                if (ag_write_file(fd, "cpu.cfs_quota_us", "-1") >= 0)
+                        cleared++;
         }
         closedir(d);
-        return truncated && cleared == 0 ? -E2BIG : (int) cleared;
+        return (int) cleared;
 }
 
-/* Writes one v1 bandwidth file. When the kernel refuses a quota or period
- * because a group below has a larger quota (EINVAL), clears what stands in
- * the way (clamp_below, against the ratio the group is to have) and tries
- * again, a few times: the user may be making groups meanwhile. */
+/* Writes one v1 bandwidth file. When the kernel refuses it (EINVAL: a
+ * child group of root's has a larger quota), clears those quotas and tries
+ * once more. */
 static int write_bandwidth(int cgfd, const char *file, const char *value, int64_t limit) {
-        unsigned budget = AG_CLAMP_MAX_DIRS;
         int r;
 
-        for (unsigned i = 0;; i++) {
-                r = ag_write_file(cgfd, file, value);
-                if (r != -EINVAL || limit < 0 || i >= 3)
-                        return r;
-                /* again only when something below was cleared; nothing in the
-                 * way (the group above, a bad value), a failed walk or a spent
-                 * budget: the refusal stands */
-                if (clamp_below(cgfd, limit, &budget) <= 0)
-                        return r;
-        }
+        r = ag_write_file(cgfd, file, value);
+        if (r != -EINVAL || limit < 0 || clear_children_above(cgfd, limit) <= 0)
+                return r;
+        return ag_write_file(cgfd, file, value);
 }
 
 /* Sets a v1 group's quota and period so that no step leaves it less capped

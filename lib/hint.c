@@ -94,3 +94,27 @@ int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t u
         strcpy(ret_root, c[0]);
         return 0;
 }
+
+int ag_root_from_cgroup(const AgHierarchy *h, pid_t pid, uid_t uid, char *ret_root, size_t size) {
+        _cleanup_free_ char *path = NULL;
+        char *second, *end;
+        unsigned keep;
+        int r;
+
+        r = ag_cg_pid_path(h, pid, &path);
+        if (r < 0)
+                return r;
+        /* "/<root>[/pool-<name>]/user-<uid>[/<session>]": what follows the
+         * session is cut, the rest checked as a hint would be */
+        if (path[0] != '/')
+                return -ENOENT;
+        second = strchr(path + 1, '/');
+        keep = second && strncmp(second + 1, AG_POOL_PREFIX, strlen(AG_POOL_PREFIX)) == 0 ? 4 : 3;
+        end = path;
+        for (unsigned i = 0; i < keep && end; i++)
+                end = strchr(end + 1, '/');
+        if (end)
+                *end = 0;
+        r = ag_root_from_hint(h, path, pid, uid, ret_root, size);
+        return r == -EINVAL ? -ENOENT : r;
+}

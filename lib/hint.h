@@ -26,3 +26,11 @@
  * process is not there; another -errno when the cgroup cannot be read.
  * ret_root is untouched on failure. */
 int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t uid, char *ret_root, size_t size);
+
+/* The same without a hint: the session (or user group) the process pid (0:
+ * the caller) sits in, as its own cgroup in h names it, with the same checks
+ * (of the module's shape, uid's, <root> and user-<uid> root-owned). For
+ * AUTOGROUP_SESSION lost on the way (su -, sudo -i, env -u): the caller
+ * then checks that <root> is one the module's lines name. -ENOENT when the
+ * process is in no such group; else as ag_root_from_hint. */
+int ag_root_from_cgroup(const AgHierarchy *h, pid_t pid, uid_t uid, char *ret_root, size_t size);

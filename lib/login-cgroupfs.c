@@ -111,7 +111,8 @@ static int cgroupfs_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) 
                 .pool = p->policy->pool,
                 .pool_policy = p->pool_policy,
                 .config = p->config,
-                .delegate = p->delegate,
+                /* v1: never (see AgLogin.delegate_refused) */
+                .delegate = p->delegate && h->version == 2,
                 .removed = p->removed,
                 .removed_userdata = p->removed_userdata,
         };
@@ -122,6 +123,7 @@ static int cgroupfs_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) 
         }
         l->session = s;
         l->state = AG_LOGIN_GROUPED;
+        l->delegate_refused = p->delegate && h->version == 1;
         acct_open(l);
         return 0;
 }

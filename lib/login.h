@@ -77,6 +77,9 @@ typedef struct AgLogin {
 
         /* cgroupfs, AG_LOGIN_GROUPED */
         AgSession *session;
+        bool delegate_refused;         /* delegate=yes on cgroup v1: refused, the session stays root's
+                                        * (a user's own sub-groups there could hold off a cap: the
+                                        * kernel refuses a quota below a descendant's) */
         AgAcct *acct;                  /* CPU accounting; NULL when there was no memory for it */
         int acct_error;                /* -errno when the cpuacct mirror could not be made (or, with
                                         * acct NULL, no memory for the accounting); 0 else */

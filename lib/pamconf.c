@@ -525,3 +525,15 @@ int ag_pamconf_describe(const AgPamLine *l, char **ret) {
         *ret = s;
         return 0;
 }
+
+int ag_pamconf_options(const AgPamLine *l, const char *default_conf, char **ret) {
+        char *s = NULL;
+
+        if (asprintf(&s, "root=%s conf=%s mode=%s delegate=%s acctlog=%s%s%s%s", l->root ? l->root : AG_ROOT_DEFAULT,
+                     l->conf ? l->conf : default_conf, l->mode ? l->mode : "auto",
+                     l->delegate ? l->delegate : "no", l->acctlog ? l->acctlog : "info", l->debug ? " debug" : "",
+                     l->noaudit ? " noaudit" : "", l->strict ? " strict" : "") < 0)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}

@@ -73,3 +73,8 @@ size_t ag_pamconf_distinct_confs(const AgPamConf *c, const char *default_conf, s
 
 /* "FILE:LINE" followed by " (services: a, b)" when reached from elsewhere. */
 int ag_pamconf_describe(const AgPamLine *l, char **ret);
+
+/* The line's options in effect, every default filled in (default_conf for
+ * a line without conf=): "root=R conf=C mode=M delegate=D acctlog=A", then
+ * " debug", " noaudit", " strict" when set. */
+int ag_pamconf_options(const AgPamLine *l, const char *default_conf, char **ret);

@@ -134,7 +134,7 @@ static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, uns
 static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pid_t pid, AgSession *ret_s,
                         char **ret_name, const char **what) {
         _cleanup_close_ int sfd = -1, lfd = -1;
-        bool delegate = p->delegate;
+        bool delegate = p->delegate && h->version == 2;       /* never on v1 (login.h) */
         char name[64];
         int r;
 

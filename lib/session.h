@@ -68,7 +68,8 @@ typedef struct AgOpenParams {
         const char *pool;              /* the user's pool; NULL or "" for none */
         const AgPolicy *pool_policy;   /* its limits (NULL: the defaults) */
         const AgConfig *config;        /* names the places swept at open (NULL: only the user's own) */
-        bool delegate;                 /* hand the session group to the user (see the layout above) */
+        bool delegate;                 /* hand the session group to the user (see the layout above);
+                                        * cgroup v2 only, ignored on v1 */
         /* told of every group the sweep at open removes (may be NULL) */
         ag_removed_fn removed;
         void *removed_userdata;

@@ -101,6 +101,11 @@ void log_where(pam_handle_t *pamh, const struct module_ctl *ctl, const char *use
 /* a login that got its slice (systemd) or its session (cgroupfs): lines, environment, audit */
 void opened_slice(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *a, const char *user, uid_t uid,
                   const AgLogin *l, const AgPolicy *policy);
+/* A login nested in a session of the same user (it stays in its caller's
+ * group): AUTOGROUP_SESSION (the caller's session) and
+ * AUTOGROUP_INTERACTIVE in the PAM environment, as opened_session sets
+ * them, for clients that start from a clean environment (su -, sudo -i). */
+void nested_session(pam_handle_t *pamh, const struct module_ctl *ctl, const AgLogin *l, const AgPolicy *policy);
 void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *a, const char *user,
                     const AgLogin *l, const AgPolicy *policy);
 

@@ -203,6 +203,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         }
         switch (l->state) {
         case AG_LOGIN_NESTED:
+                nested_session(pamh, &ctl, l, &policy);
                 r = PAM_IGNORE;
                 break;
         case AG_LOGIN_SLICE:

@@ -16,11 +16,15 @@
 #include <security/pam_ext.h>
 
 #include "env.h"
+#include "escape.h"
 #include "module.h"
 
 /* How long the watcher of a closed session that still holds processes
  * waits for them to exit (then "autogroup gc", run by a timer, removes it). */
 #define WATCH_TIMEOUT_MS 60000
+/* A cgroup path as logged: names below a session may be a user's, so every
+ * byte outside printable ASCII is escaped (escape.h); longer ones are cut. */
+#define LOG_PATH_MAX 2048
 
 /* The accounting line and audit record of a session's end (doc/design.md,
  * "CPU accounting"): state "closed" or "lingering" at close, "removed" when
@@ -43,9 +47,10 @@ static void acct_report(pam_handle_t *pamh, const struct module_ctl *ctl, AgAudi
 
 void on_removed(void *userdata, const char *path, const AgCpuUsage *usage) {
         struct removed_ctx *c = userdata;
+        char esc[LOG_PATH_MAX];
 
         if (AG_DEBUG(c->ctl))
-                pam_syslog(c->pamh, LOG_DEBUG, "removed %s", path);
+                pam_syslog(c->pamh, LOG_DEBUG, "removed %s", ag_escape_bytes(path, esc, sizeof esc));
         ag_audit_record(&c->audit, "autogroup-remove", c->user, c->uid, path, NULL);
         /* a session that outlived its close: its end, with the CPU time up
          * to now (its open time is another login's: wall unknown) */
@@ -154,6 +159,7 @@ void log_failure(pam_handle_t *pamh, const char *user, const AgLogin *l, const A
 
 void log_where(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, const AgLogin *l,
                 bool nested) {
+        char caller[LOG_PATH_MAX];
         const char *mount;
 
         if (!AG_DEBUG(ctl))
@@ -163,22 +169,23 @@ void log_where(pam_handle_t *pamh, const struct module_ctl *ctl, const char *use
                 pam_syslog(pamh, LOG_DEBUG, "using cgroup v%d hierarchy at %s", l->hierarchy->version, mount);
         if (!l->caller)
                 return;
+        ag_escape_bytes(l->caller, caller, sizeof caller);
         switch (l->nested) {
         case AG_NESTED_SAME_USER:
         case AG_NESTED_SCOPE:
                 if (nested)
                         pam_syslog(pamh, LOG_DEBUG, "login of %s from inside %s%s: stays in its caller's group, "
-                                   "no session of its own", user, mount, l->caller);
+                                   "no session of its own", user, mount, caller);
                 break;
         case AG_NESTED_OTHER_USER:
                 pam_syslog(pamh, LOG_DEBUG, "login of %s from inside %s%s of uid %lu: a session of its own (a "
                            "process of another user is not left in a group its caller owns)",
-                           user, mount, l->caller, (unsigned long) l->caller_owner);
+                           user, mount, caller, (unsigned long) l->caller_owner);
                 break;
         case AG_NESTED_NOT_SCOPE:
                 pam_syslog(pamh, LOG_DEBUG, "login of %s from inside %s: not a session scope of logind's "
                            "(%s/user.slice/user-UID.slice/session-ID.scope owned by root), a session of its own",
-                           user, l->caller, l->hierarchy->mount);
+                           user, caller, l->hierarchy->mount);
                 break;
         default:
                 break;
@@ -215,6 +222,25 @@ void opened_slice(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn 
         ag_audit_record(a, "autogroup-systemd-slice", user, uid, slice, NULL);
 }
 
+void nested_session(pam_handle_t *pamh, const struct module_ctl *ctl, const AgLogin *l, const AgPolicy *policy) {
+        const char *sname = NULL;
+        size_t slen = 0;
+        uid_t owner;
+        char path[512], level[16];
+
+        /* cgroupfs: the caller's session, as the kernel gives the caller's
+         * group (nested() checked it is this user's); the systemd mode sets
+         * none (its terminals go by AUTOGROUP_MODE) */
+        if (l->mode != AG_MODE_CGROUPFS || l->nested != AG_NESTED_SAME_USER || !l->caller ||
+            ag_session_of_path(l->caller, ctl->root, &owner, &sname, &slen) < 0 ||
+            (size_t) (sname + slen - l->caller) >= sizeof path)
+                return;
+        snprintf(path, sizeof path, "%.*s", (int) (sname + slen - l->caller), l->caller);
+        putenv_or_log(pamh, AG_SESSION_ENV, path);
+        snprintf(level, sizeof level, "%u", policy->interactive);
+        putenv_or_log(pamh, AG_INTERACTIVE_ENV, level);
+}
+
 void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *a, const char *user,
                     const AgLogin *l, const AgPolicy *policy) {
         const AgHierarchy *h = l->hierarchy;
@@ -237,6 +263,9 @@ void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditCon
                 pam_syslog(pamh, LOG_WARNING, "cannot make the leaves of %s%s: %s; the session is grouped, with %u "
                            "leaves for terminals and autogroup run", h->mount, s->path, strerror(-s->leaves_error),
                            s->leaves);
+        if (l->delegate_refused)
+                pam_syslog(pamh, LOG_NOTICE, "delegate=yes refused on cgroup v1 (groups a user made there could "
+                           "hold off a cap): %s%s of %s stays root's", h->mount, s->path, user);
         if (s->delegate_error < 0)
                 pam_syslog(pamh, LOG_WARNING, "cannot bound %s%s (cgroup.max.descendants, cgroup.max.depth): %s; "
                            "the session is grouped but not delegated to %s", h->mount, s->path,

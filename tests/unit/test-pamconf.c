@@ -406,10 +406,52 @@ static void test_depth_and_budget(void **state) {
         ag_pamconf_free(c);
 }
 
+/* Every module line, each with the services that reach it and its options
+ * in effect: Debian's two common files, runuser through the noninteractive
+ * one, and sshd with a line of its own and other options. */
+static void test_every_line_listed(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+        char *d = NULL, *o = NULL;
+        const AgPamLine *l;
+
+        put(f, "common-session", "session required pam_unix.so\nsession optional pam_autogroup.so root=web\n");
+        put(f, "common-session-noninteractive", "session optional pam_autogroup.so root=web\n");
+        put(f, "runuser", "session include common-session-noninteractive\n");
+        put(f, "login", "@include common-session\n");
+        put(f, "sshd", "@include common-session\n"
+                       "session optional pam_autogroup.so root=web conf=/etc/ssh.conf debug strict delegate=yes\n");
+        assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
+        assert_int_equal(c->n_lines, 3);
+
+        assert_non_null(l = find_line(c, "common-session", 2));
+        assert_int_equal(ag_pamconf_describe(l, &d), 0);
+        assert_non_null(strstr(d, "/common-session:2 (services: common-session, login, sshd)"));
+        assert_int_equal(ag_pamconf_options(l, "/etc/security/autogroup.conf", &o), 0);
+        assert_string_equal(o, "root=web conf=/etc/security/autogroup.conf mode=auto delegate=no acctlog=info");
+        free(d);
+        free(o);
+
+        assert_non_null(l = find_line(c, "common-session-noninteractive", 1));
+        assert_int_equal(ag_pamconf_describe(l, &d), 0);
+        assert_non_null(strstr(d, "/common-session-noninteractive:1 (services: common-session-noninteractive, runuser)"));
+        free(d);
+
+        assert_non_null(l = find_line(c, "sshd", 2));
+        assert_int_equal(ag_pamconf_describe(l, &d), 0);
+        assert_non_null(strstr(d, "/sshd:2 (services: sshd)"));
+        assert_int_equal(ag_pamconf_options(l, "/etc/security/autogroup.conf", &o), 0);
+        assert_string_equal(o, "root=web conf=/etc/ssh.conf mode=auto delegate=yes acctlog=info debug strict");
+        free(d);
+        free(o);
+        ag_pamconf_free(c);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_debian_layout, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_several_lines, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_every_line_listed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_types, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_loop_and_depth, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_options, setup, teardown),
