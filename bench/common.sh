@@ -93,6 +93,7 @@ bench_cleanup() {
                 [ -d "$c" ] && echo "# warning: $c could not be removed entirely" >&2
         done
         for u in $B_USERS; do userdel "$u" >/dev/null 2>&1; done
+        [ -n "${TRI:-}" ] && rmdir "$TRI" 2>/dev/null
         for f in $B_FILES; do rm -f "$f"; done
         rm -rf "$T"
 }
@@ -108,4 +109,37 @@ machine() {
         echo "# machine: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1), $NCPU CPUs, $(uname -sr)," \
                 "autogroup $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo n/a)," \
                 "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# Who held the CPU while a sleeper waited (bench/latency -k, bench/terminals).
+# tracefs is mounted in the benchmark's own mount namespace (the script
+# re-runs itself under unshare -m first), the events go to a tracefs instance
+# of its own, removed at exit. Of the sleeper's wakeups later than 1 ms, how
+# many found one of the benchmark's own spinners on the CPU when the sleeper
+# finally ran (sched_switch's prev_pid) and how many another process (other
+# users' load on a shared machine, kernel threads). TRI is empty without tracefs.
+TRI=""
+trace_setup() {
+        [ -d /sys/kernel/tracing/instances ] || mount -t tracefs none /sys/kernel/tracing 2>/dev/null
+        mkdir "/sys/kernel/tracing/instances/agbench-$$" 2>/dev/null && TRI="/sys/kernel/tracing/instances/agbench-$$"
+        return 0
+}
+trace_start() {
+        [ -n "$TRI" ] || return 0
+        echo 0 >"$TRI/tracing_on"; : >"$TRI/trace"
+        echo 'comm == "sleeper"' >"$TRI/events/sched/sched_waking/filter"
+        echo 'next_comm == "sleeper"' >"$TRI/events/sched/sched_switch/filter"
+        echo 1 >"$TRI/events/sched/sched_waking/enable"; echo 1 >"$TRI/events/sched/sched_switch/enable"
+        echo 1 >"$TRI/tracing_on"
+}
+trace_stop() { # trace_stop PIDFILE: "late_own=N late_other=N", own = a pid of PIDFILE
+        [ -n "$TRI" ] || return 0
+        echo 0 >"$TRI/tracing_on"
+        awk -v pids=" $(tr '\n' ' ' <"$1")" '
+                /sched_waking:/ { t = $0; sub(/:? *sched_waking:.*/, "", t); n = split(t, f, " "); w = f[n] + 0; next }
+                /sched_switch:/ && w > 0 { t = $0; sub(/:? *sched_switch:.*/, "", t); n = split(t, f, " ")
+                        if ((f[n] - w) * 1e6 > 1000) { match($0, /prev_pid=[0-9]+/)
+                                if (index(pids, " " substr($0, RSTART + 9, RLENGTH - 9) " ")) m++; else o++ }
+                        w = 0 }
+                END { printf "late_own=%d late_other=%d\n", m, o }' "$TRI/trace"
 }

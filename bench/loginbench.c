@@ -36,7 +36,7 @@
 
 #define ROUND 50
 #define WARMUP 20
-#define MAX_SERVICES 8
+#define MAX_SERVICES 16
 
 static int conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
         (void) msg;
