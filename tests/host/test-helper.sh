@@ -87,7 +87,7 @@ chmod 644 "$T/tab.sh" "$T/idle.sh"
 echo "# 1. two setsid shells of one login get two distinct root-made leaves"
 # t2 starts once t1 has entered: two helpers that look at the same moment may
 # share the first free leaf (coarser, allowed); one after the other they must not
-bg a1 "$UA" spawn-user "setsid sh $T/tab.sh t1 & until [ -s $U/t1.pid ]; do sleep 0.05; done; setsid sh $T/tab.sh t2 & setsid sh $T/idle.sh ia & setsid sh $T/idle.sh rt &"
+bg a1 "$UA" spawn-user "setsid sh $T/tab.sh t1 & i=0; until [ -s $U/t1.pid ] || [ \$i -ge 600 ]; do sleep 0.05; i=\$((i + 1)); done; setsid sh $T/tab.sh t2 & setsid sh $T/idle.sh ia & setsid sh $T/idle.sh rt &"
 S1=$(val AUTOGROUP_SESSION a1)
 check "session of user A opened" grep -q '^open=PAM_SUCCESS' "$T/a1.out"
 wait_for "$U/t1.pid" '^[0-9]+$'; wait_for "$U/t2.pid" '^[0-9]+$'
@@ -184,7 +184,7 @@ echo "# 2c. a flood: 10,000 enter and 500 run calls in a loop stay within the bo
 # the leaders go and the login closes.
 cat >"$T/flood.sh" <<EOF
 for i in 1 2 3 4 5 6 7 8; do setsid sh $T/idle.sh l\$i & done
-for i in 1 2 3 4 5 6 7 8; do until [ -s $U/l\$i.pid ]; do sleep 0.05; done; done
+for i in 1 2 3 4 5 6 7 8; do n=0; until [ -s $U/l\$i.pid ] || [ \$n -ge 600 ]; do sleep 0.05; n=\$((n + 1)); done; done
 leaders=\$(cat $U/l1.pid $U/l2.pid $U/l3.pid $U/l4.pid $U/l5.pid $U/l6.pid $U/l7.pid $U/l8.pid)
 s=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3); s=\${s%/login}
 t0=\$(date +%s%N)
@@ -268,7 +268,7 @@ echo "# 5. a real tmux server with two windows: one leaf per pane"
 if command -v tmux >/dev/null; then
         TM="tmux -S $U/tmux.sock -f /dev/null"
         # what a login shell gets from PAM: AUTOGROUP_SESSION (agdrv does not pass the PAM environment on)
-        bg tm "$UA" spawn-user "cd $U && s=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3) && export HOME=$U AUTOGROUP_SESSION=\${s%/login} && $TM new-session -d -x 80 -y 24 'exec bash --rcfile $HOOK_RC -i' && until grep -q ':cpu:.*/leaf-' /proc/\$($TM list-panes -F '#{pane_pid}')/cgroup; do sleep 0.05; done && $TM new-window 'exec bash --rcfile $HOOK_RC -i' && touch $U/tmux.up"
+        bg tm "$UA" spawn-user "cd $U && s=\$(grep :cpu: /proc/self/cgroup | cut -d: -f3) && export HOME=$U AUTOGROUP_SESSION=\${s%/login} && $TM new-session -d -x 80 -y 24 'exec bash --rcfile $HOOK_RC -i' && i=0 && until grep -q ':cpu:.*/leaf-' /proc/\$($TM list-panes -F '#{pane_pid}')/cgroup || [ \$i -ge 600 ]; do sleep 0.05; i=\$((i + 1)); done && $TM new-window 'exec bash --rcfile $HOOK_RC -i' && touch $U/tmux.up"
         ST=$(val AUTOGROUP_SESSION tm)
         for _ in $(seq 600); do [ -e "$U/tmux.up" ] && break; sleep 0.05; done
         PANES=$(as_user "$UA" "$TM list-panes -a -F '#{window_index} #{pane_pid}'" 2>/dev/null | sort -n | cut -d' ' -f2 | tr '\n' ' ')

@@ -224,9 +224,9 @@ pane="$HELPER enter --pid \$\$; $P"
 # leaf-1 and leaf-2; and su's login waits for screen's pane too: at its close
 # the free leaves go, a pane that enters later finds none
 su -l "$USR" -c "$P outer; tmux -S $U/tmux.sock new-session -d -s t '$pane tmux >$U/tmux.out; exec sleep 300';
-        until grep -q '^tmux.session=' $U/tmux.out 2>/dev/null; do sleep 0.05; done;
+        i=0; until grep -q '^tmux.session=' $U/tmux.out 2>/dev/null || [ \$i -ge 600 ]; do sleep 0.05; i=\$((i + 1)); done;
         SCREENDIR=$U/screen screen -dmS s sh -c '$pane screen >$U/screen.out; exec sleep 300';
-        until grep -q '^screen.session=' $U/screen.out 2>/dev/null; do sleep 0.05; done" >"$T/mux.out" 2>&1
+        i=0; until grep -q '^screen.session=' $U/screen.out 2>/dev/null || [ \$i -ge 600 ]; do sleep 0.05; i=\$((i + 1)); done" >"$T/mux.out" 2>&1
 sm=$(in_session outer "$T/mux.out" "$IU") || not_ok "tmux/screen: the user's su -l session (got '$(val outer.cgroup "$T/mux.out")')"
 wait_for "$U/tmux.out" '^tmux.session=' && wait_for "$U/screen.out" '^screen.session='
 i=0
