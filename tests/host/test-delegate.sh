@@ -2,11 +2,12 @@
 # shellcheck disable=SC2154  # PID_<name> are set with eval by bg/lib2
 # Who owns a session: the module option delegate=yes|no (default no).
 #
-# Without delegate=yes a session stays root's: on cgroup v1 the user can make
-# no group at all (the bound on the kernel memory a user can make the host
+# Without delegate=yes a session stays root's but for its leaves'
+# cgroup.procs (v2: and the session's): on cgroup v1 the user can make no
+# group at all (the bound on the kernel memory a user can make the host
 # spend on groups), on cgroup v2 the user can neither move the process that
-# opened the login (root) out of login/ nor freeze or kill it. "autogroup
-# enter" does nothing there, silently, exit 0. delegate=yes hands the session
+# opened the login (root) out of the session nor freeze or kill it.
+# "autogroup enter" moves the shell into one of root's leaves. delegate=yes hands the session
 # over as documented on cgroup v2 (cgroup.max.descendants bounds it); on v1
 # it is refused with one log line (the session stays root's). Every attack
 # runs as the unprivileged user on real cgroupfs: v1 cpu through real libpam,
@@ -68,10 +69,10 @@ for svcname in agdef agno agbad; do
         check_not "the user cannot make a group in the session" as_user "$UA" "mkdir $CPU$S/x"
         check_not "the user cannot make a group in login/" as_user "$UA" "mkdir $CPU$S/login/x"
         check_not "the user cannot chmod the session" as_user "$UA" "chmod 777 $CPU$S"
-        check_eq "enter in the login's shell: exit 0, silent, not moved" "0::$S/login" \
+        check_eq "enter in the login's shell: exit 0, silent, into root's leaf-1" "0::$S/leaf-1" \
                 "$(cat "$U/$svcname.rc"):$(cat "$U/$svcname.out"):$(cat "$U/$svcname.cg")"
-        check "enter --verbose says the session is not delegated" grep -q "not delegated to this user" "$U/$svcname.verbose"
-        check_eq "autogroup run says so and fails" "autogroup run: cannot find the session: your pam_autogroup session is not delegated to you (the module's delegate=no) rc=1" \
+        check "enter --verbose: already in its leaf" grep -q "already in its leaf" "$U/$svcname.verbose"
+        check_eq "autogroup run runs the command in one of root's leaves" "rc=0" \
                 "$(tr '\n' ' ' <"$U/$svcname.run" | sed 's/ $//')"
         check_eq "the login's processes are in login/" "$S/login" \
                 "$(grep :cpu: "/proc/$(cat "$U/$svcname.pid")/cgroup" | cut -d: -f3)"
@@ -90,7 +91,7 @@ check_eq "session directory, cgroup.procs, tasks and login/ are root's" "root ro
         "$(owner "$CPU$S") $(owner "$CPU$S/cgroup.procs") $(owner "$CPU$S/tasks") $(owner "$CPU$S/login")"
 check_not "the user cannot make a group in the session" as_user "$UA" "mkdir $CPU$S/x"
 check_not "the user cannot make a group in login/" as_user "$UA" "mkdir $CPU$S/login/x"
-check_eq "enter in the login's shell: exit 0, silent, not moved" "0::$S/login" \
+check_eq "enter in the login's shell: exit 0, silent, into root's leaf-1 (as without the option)" "0::$S/leaf-1" \
         "$(cat "$U/agyes.rc"):$(cat "$U/agyes.out"):$(cat "$U/agyes.cg")"
 log_has "one log line says delegate=yes is refused on v1" "delegate=yes refused on cgroup v1 .*$S of $UA stays root's"
 check_eq "  exactly one for this login" 1 "$(grep -c "delegate=yes refused on cgroup v1" "$SYSLOG")"
@@ -111,13 +112,16 @@ if [ -f "$UNIFIED/cgroup.procs" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs
         lib2 v2def
         S=$(val AUTOGROUP_SESSION v2def); P=$PID_v2def; C="$UNIFIED$S"
         check_eq "the caller sits in login/" "$S/login" "$(val cgroup v2def)"
-        check_eq "session directory, cgroup.procs, cgroup.threads, cgroup.subtree_control are root's" \
-                "root root root root" \
+        check_eq "session directory, cgroup.threads, cgroup.subtree_control are root's, its cgroup.procs the user's (the leaves' common ancestor)" \
+                "root $UA root root" \
                 "$(owner "$C") $(owner "$C/cgroup.procs") $(owner "$C/cgroup.threads") $(owner "$C/cgroup.subtree_control")"
         # the attack: a leaf of the user's own, the caller into it, freeze it, kill it
         check_not "the user cannot make a leaf in the session" as_user "$UA" "mkdir $C/x"
-        check_not "the user cannot move the caller out of login/" \
-                as_user "$UA" "echo $P > $C/x/cgroup.procs || echo $P > $C/cgroup.procs"
+        # v2 checks the common ancestor, not the process's owner: the caller
+        # can be moved inside the session (on this mount, without cpu, even
+        # into the session group itself), never out of it
+        check_not "the user cannot move the caller out of the session" \
+                as_user "$UA" "echo $P > $C/x/cgroup.procs || echo $P > ${C%/*}/cgroup.procs || echo $P > $UNIFIED/cgroup.procs"
         check_not "the user cannot freeze the caller" \
                 as_user "$UA" "echo 1 > $C/x/cgroup.freeze || echo 1 > $C/login/cgroup.freeze || echo 1 > $C/cgroup.freeze"
         check_not "the user cannot kill the caller" \
@@ -126,6 +130,10 @@ if [ -f "$UNIFIED/cgroup.procs" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs
         check "the caller is alive" kill -0 "$P"
         check_eq "and in login/, not frozen" "$S/login frozen 0" \
                 "$(grep '^0::' "/proc/$P/cgroup" 2>/dev/null | cut -d: -f3) $(grep frozen "$C/login/cgroup.events" 2>/dev/null)"
+        check "the user can move the caller into one of their leaves" as_user "$UA" "echo $P > $C/leaf-1/cgroup.procs"
+        check_not "and still cannot freeze or kill it there" \
+                as_user "$UA" "echo 1 > $C/leaf-1/cgroup.freeze || echo 1 > $C/leaf-1/cgroup.kill"
+        check "the caller is alive" kill -0 "$P"
         touch "$T/v2def.go"; wait "$P"
         check "close succeeded and removed the session" sh -c "grep -q '^close=0' '$T/v2def.out' && test ! -e '$C'"
 
