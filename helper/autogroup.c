@@ -405,8 +405,9 @@ static bool config_missing(const char *path) {
         return access(path, F_OK) < 0 && errno == ENOENT;
 }
 
-static int check_one(const char *path) {
+static int check_one(const Args *a, const char *path) {
         AgConfig *config = NULL;
+        AgHierarchy *h = NULL;
         int r;
 
         if (config_missing(path))
@@ -420,6 +421,10 @@ static int check_one(const char *path) {
                 printf("%s: OK, %zu rule%s\n", path, config->n_rules, config->n_rules == 1 ? "" : "s");
         else
                 printf("%s: %d error%s\n", path, r, r == 1 ? "" : "s");
+        /* systemd mode: what systemd has now, and where its own settings beat a rule */
+        if (find_hierarchy(a, &h) >= 0 && h && ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) == AG_MODE_SYSTEMD)
+                ag_check_systemd(config, h, stdout);
+        ag_hierarchy_free(h);
         ag_config_free(config);
         return r == 0 ? 0 : EXIT_FAILURE;
 }
@@ -435,7 +440,7 @@ static int verb_check(const Args *a) {
                 return EXIT_USAGE;
         }
         if (a->argc == 1)
-                return check_one(a->argv[0]);
+                return check_one(a, a->argv[0]);
         if (ag_targets_from_pam(a->pam_dir, true, AG_DEFAULT_CONF, stdout, &t) < 0) {
                 fprintf(stderr, "autogroup check: out of memory\n");
                 return EXIT_FAILURE;
@@ -447,7 +452,7 @@ static int verb_check(const Args *a) {
         }
         for (size_t i = 0; i < t.n; i++) {
                 ag_target_print_source(&t, &t.v[i], "conf", a->pam_dir, stdout);
-                if (check_one(t.v[i].value) != 0)
+                if (check_one(a, t.v[i].value) != 0)
                         ret = EXIT_FAILURE;
         }
         ag_targets_done(&t);
