@@ -589,6 +589,12 @@ static void print_removed(void *userdata, const char *path) {
         gc_audit(g, path);
 }
 
+static void print_slice_forgotten(void *userdata, const char *slice) {
+        (void) userdata;
+        printf("removed the runtime properties pam_autogroup set on %s (not running)\n", slice);
+        syslog(LOG_DEBUG, "removed the runtime properties of %s", slice);
+}
+
 static int gc_root(const AgHierarchy *h, const char *root, struct gc_log *g, int *removed) {
         int r = ag_gc(h, root, print_removed, g);
 
@@ -628,6 +634,20 @@ static int verb_gc(const Args *a) {
                         r = gc_root(h, t.v[i].value, &g, &removed);
                 }
                 ag_targets_done(&t);
+        }
+        /* systemd mode: the module's runtime drop-ins of user slices that are not running */
+        if (r >= 0 && h->version == 2 && ag_systemd_booted(NULL)) {
+                static const AgSystemdPaths paths = {
+                        .control_dir = AG_SYSTEMD_CONTROL_DIR,
+                        .record_dir = AG_SYSTEMD_RECORD_DIR,
+                };
+                int n = ag_systemd_gc(h->mount, &paths, print_slice_forgotten, NULL);
+
+                if (n > 0)
+                        syslog(LOG_INFO, "gc: the runtime properties of %d user slice%s not running removed", n,
+                               n == 1 ? "" : "s");
+                else if (n < 0)
+                        syslog(LOG_ERR, "gc of %s: %s", AG_SYSTEMD_RECORD_DIR, strerror(-n));
         }
         ag_hierarchy_free(h);
 #ifdef HAVE_LIBAUDIT

@@ -11,6 +11,7 @@
  * a record of the file the module's own call produced. */
 
 #include <dlfcn.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -628,6 +629,11 @@ int ag_systemd_apply_user_slice(const AgSystemdPaths *paths, uid_t uid, const Ag
         r = ret_r;
 out:
         ctx_done(&c);
+        if (r < 0)      /* no call made: what a rule sets failed */
+                for (AgSliceProp p = 0; p < _AG_SLICE_PROP_MAX; p++)
+                        if (st.prop[p].action == AG_SLICE_LEFT &&
+                            (p == AG_SLICE_WEIGHT ? v->weight_set : v->quota_set))
+                                st.prop[p].action = AG_SLICE_FAILED;
         if (ret)
                 *ret = st;
         return r;
@@ -690,9 +696,12 @@ int ag_systemd_inspect_user_slice(const AgSystemdPaths *paths, uid_t uid, AgSlic
 }
 #endif
 
-/* ---- a login that never reached logind */
+/* ---- a login that never reached logind; gc */
 
-int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const AgSystemdPaths *paths) {
+/* only_absent: gc's variant, which acts only on a slice that has no cgroup
+ * (not running) and never removes a cgroup: an empty slice cgroup may be
+ * one logind just started for a login. */
+static int slice_forget(uid_t uid, const char *cgroup_root, const AgSystemdPaths *paths, bool only_absent) {
         _cleanup_close_ int users = -EBADF, slice = -EBADF, control = -EBADF, d = -EBADF, dir = -EBADF,
                 fd = -EBADF;
         char name[64], events[512];
@@ -723,6 +732,8 @@ int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const AgSys
                 if (slice < 0 && errno != ENOENT)
                         return -EBUSY;
         }
+        if (slice >= 0 && only_absent)
+                return -EBUSY;
         if (slice >= 0) {
                 r = ag_read_small_file(slice, "cgroup.events", events, sizeof events);
                 if (r < 0)
@@ -810,4 +821,50 @@ void ag_slice_state_format(const AgSliceState *st, const AgUnitValues *v, char *
                         break;
                 }
         }
+}
+
+int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const AgSystemdPaths *paths) {
+        return slice_forget(uid, cgroup_root, paths, false);
+}
+
+int ag_systemd_gc(const char *cgroup_root, const AgSystemdPaths *paths, ag_systemd_gc_fn removed,
+                  void *userdata) {
+        _cleanup_close_ int dir = -EBADF;
+        struct dirent *de;
+        DIR *d = NULL;
+        int n = 0, r;
+
+        dir = record_dir_open(paths->record_dir, false);
+        if (dir == -ENOENT)
+                return 0;
+        if (dir < 0)
+                return dir;
+        r = ag_opendir_dup(dir, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                unsigned long uid;
+                char num[32];
+                const char *dot;
+                size_t len;
+
+                /* "user-<uid>.slice", the records apply writes */
+                if (strncmp(de->d_name, "user-", 5) != 0 || !(dot = strstr(de->d_name, ".slice")) || dot[6])
+                        continue;
+                len = (size_t) (dot - de->d_name - 5);
+                if (len == 0 || len >= sizeof num)
+                        continue;
+                memcpy(num, de->d_name + 5, len);
+                num[len] = 0;
+                if (ag_safe_atoul(num, (uid_t) -2, &uid) < 0)
+                        continue;
+                r = slice_forget((uid_t) uid, cgroup_root, paths, true);
+                if (r >= 0) {
+                        n++;
+                        if (removed)
+                                removed(userdata, de->d_name);
+                }
+        }
+        closedir(d);
+        return n;
 }

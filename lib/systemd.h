@@ -174,6 +174,16 @@ void ag_slice_state_format(const AgSliceState *st, const AgUnitValues *v, char *
  * then. cgroup_root is "/sys/fs/cgroup" outside the tests. */
 int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const AgSystemdPaths *paths);
 
+/* "autogroup gc" in the systemd mode: for each user with a record, when
+ * user-<uid>.slice is not running (no cgroup below cgroup_root/user.slice),
+ * removes the module's recorded drop-ins and the record (the next login
+ * writes them again before logind starts the slice), so that nothing of the
+ * module stays in control_dir for users who logged out. Never removes a
+ * cgroup. Calls removed(userdata, "user-<uid>.slice") for each; returns
+ * how many, or -errno. */
+typedef void (*ag_systemd_gc_fn)(void *userdata, const char *slice);
+int ag_systemd_gc(const char *cgroup_root, const AgSystemdPaths *paths, ag_systemd_gc_fn removed, void *userdata);
+
 /* ---- terminals on logind hosts: one transient scope of the user's manager
  * per setsid() session ("autogroup enter")
  *

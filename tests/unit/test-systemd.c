@@ -632,6 +632,54 @@ static void test_session_scope_path(void **state) {
 }
 
 
+
+static void gc_seen(void *userdata, const char *slice) {
+        strcat(userdata, slice);
+        strcat(userdata, " ");
+}
+
+/* gc: the module's recorded drop-ins of a slice that is not running go (and
+ * the record); a running slice's stay, and no cgroup is removed; an
+ * administrator's drop-in stays. */
+static void test_slice_gc(void **state) {
+        char top[] = "/tmp/ag-unit-gc.XXXXXX", cg[128], ctl[128], rd[128], p[256], seen[256] = "", cmd[160];
+        struct stat st;
+
+        (void) state;
+        assert_non_null(mkdtemp(top));
+        snprintf(cg, sizeof cg, "%s/cg", top);
+        snprintf(ctl, sizeof ctl, "%s/ctl", top);
+        snprintf(rd, sizeof rd, "%s/rec", top);
+        AgSystemdPaths paths = { .control_dir = ctl, .record_dir = rd };
+        mk(top, "cg"); mk(top, "cg/user.slice"); mk(top, "cg/user.slice/user-6.slice");
+        wr(top, "cg/user.slice/user-6.slice/cgroup.events", "populated 0\n");
+        mk(top, "ctl");
+        for (int uid = 5; uid <= 6; uid++) {
+                snprintf(p, sizeof p, "ctl/user-%d.slice.d", uid); mk(top, p);
+                snprintf(p, sizeof p, "ctl/user-%d.slice.d/50-CPUWeight.conf", uid); wr(top, p, "[Slice]\nCPUWeight=200\n");
+                snprintf(p, sizeof p, "ctl/user-%d.slice.d/50-CPUQuota.conf", uid); wr(top, p, "[Slice]\nCPUQuota=30%\n");
+                assert_int_equal(ag_systemd_record_dropin(&paths, (uid_t) uid, AG_SLICE_WEIGHT, "50-CPUWeight.conf"), 0);
+        }
+        assert_int_equal(ag_systemd_gc(cg, &paths, gc_seen, seen), 1);
+        assert_string_equal(seen, "user-5.slice ");
+        snprintf(p, sizeof p, "%s/user-5.slice.d/50-CPUWeight.conf", ctl);
+        assert_int_equal(stat(p, &st), -1);
+        snprintf(p, sizeof p, "%s/user-5.slice.d/50-CPUQuota.conf", ctl);       /* not the module's */
+        assert_int_equal(stat(p, &st), 0);
+        snprintf(p, sizeof p, "%s/user-5.slice", rd);
+        assert_int_equal(stat(p, &st), -1);
+        /* running (its cgroup exists, even empty): nothing removed, the cgroup stays */
+        snprintf(p, sizeof p, "%s/user-6.slice.d/50-CPUWeight.conf", ctl);
+        assert_int_equal(stat(p, &st), 0);
+        snprintf(p, sizeof p, "%s/user.slice/user-6.slice", cg);
+        assert_int_equal(stat(p, &st), 0);
+        /* nothing left to do */
+        seen[0] = 0;
+        assert_int_equal(ag_systemd_gc(cg, &paths, gc_seen, seen), 0);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
+        assert_int_equal(system(cmd), 0);
+}
+
 /* ---- user slice properties against a fake system manager: a direct D-Bus
  * connection (real libsystemd on both sides) to a child that answers as
  * systemd does: Properties.Get of FragmentPath, DropInPaths, CPUWeight,
@@ -963,6 +1011,25 @@ static void test_slice_precedence(void **state) {
         assert_int_equal(st.prop[AG_SLICE_WEIGHT].action, AG_SLICE_LEFT);
         assert_true(exists(f->dropd, "50-CPUWeight.conf"));
 }
+/* No manager to answer: an error with a reason, the rule's properties
+ * marked failed (the module's log line names them), nothing recorded. */
+static void test_slice_no_manager(void **state) {
+        Fake *f = *state;
+        char address[160], why[256] = "", what[512];
+        AgSystemdPaths paths = { .bus_address = address, .control_dir = f->ctl, .record_dir = f->rec };
+        AgUnitValues v = { .cpu_weight = 300, .weight_set = true, .cpu_quota_per_sec_usec = AG_SYSTEMD_USEC_INFINITY };
+        AgSliceState st;
+
+        snprintf(address, sizeof address, "unix:path=%s", f->sock);   /* nobody listens */
+        assert_true(ag_systemd_apply_user_slice(&paths, 5, &v, &st, why, sizeof why) < 0);
+        print_message("# %s\n", why);
+        assert_true(why[0] != 0);
+        assert_int_equal(st.prop[AG_SLICE_WEIGHT].action, AG_SLICE_FAILED);
+        assert_int_equal(st.prop[AG_SLICE_QUOTA].action, AG_SLICE_LEFT);
+        ag_slice_state_format(&st, &v, what, sizeof what);
+        assert_non_null(strstr(what, "CPUWeight=300 refused"));
+        assert_false(exists(f->rec, "user-5.slice"));
+}
 #endif
 
 int main(void) {
@@ -983,10 +1050,12 @@ int main(void) {
                 cmocka_unit_test(test_slice_forget),
                 cmocka_unit_test(test_session_scope_path),
                 cmocka_unit_test(test_status_systemd),
+                cmocka_unit_test(test_slice_gc),
 #ifdef AG_HAVE_SDBUS
                 cmocka_unit_test_setup_teardown(test_slice_idle_refused, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_slice_no_rule, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_slice_precedence, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_slice_no_manager, fake_setup, fake_teardown),
 #endif
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
