@@ -420,8 +420,9 @@ static bool config_missing(const char *path) {
         return access(path, F_OK) < 0 && errno == ENOENT;
 }
 
-static int check_one(const char *path) {
+static int check_one(const Args *a, const char *path) {
         AgConfig *config = NULL;
+        AgHierarchy *h = NULL;
         int r;
 
         if (config_missing(path))
@@ -435,6 +436,10 @@ static int check_one(const char *path) {
                 printf("%s: OK, %zu rule%s\n", path, config->n_rules, config->n_rules == 1 ? "" : "s");
         else
                 printf("%s: %d error%s\n", path, r, r == 1 ? "" : "s");
+        /* systemd mode: what systemd has now, and where its own settings beat a rule */
+        if (find_hierarchy(a, &h) >= 0 && h && ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) == AG_MODE_SYSTEMD)
+                ag_check_systemd(config, h, stdout);
+        ag_hierarchy_free(h);
         ag_config_free(config);
         return r == 0 ? 0 : EXIT_FAILURE;
 }
@@ -450,7 +455,7 @@ static int verb_check(const Args *a) {
                 return EXIT_USAGE;
         }
         if (a->argc == 1)
-                return check_one(a->argv[0]);
+                return check_one(a, a->argv[0]);
         if (ag_targets_from_pam(a->pam_dir, true, AG_DEFAULT_CONF, stdout, &t) < 0) {
                 fprintf(stderr, "autogroup check: out of memory\n");
                 return EXIT_FAILURE;
@@ -467,7 +472,7 @@ static int verb_check(const Args *a) {
         }
         for (size_t i = 0; i < t.n; i++) {
                 ag_target_print_source(&t, &t.v[i], "conf", a->pam_dir, stdout);
-                if (check_one(t.v[i].value) != 0)
+                if (check_one(a, t.v[i].value) != 0)
                         ret = EXIT_FAILURE;
         }
         ag_targets_done(&t);
@@ -634,6 +639,12 @@ static void print_removed(void *userdata, const char *path, const AgCpuUsage *us
         }
 }
 
+static void print_slice_forgotten(void *userdata, const char *slice) {
+        (void) userdata;
+        printf("removed the runtime properties pam_autogroup set on %s (not running)\n", slice);
+        syslog(LOG_DEBUG, "removed the runtime properties of %s", slice);
+}
+
 static int gc_root(const AgHierarchy *h, const char *root, struct gc_log *g, int *removed) {
         int r = ag_gc(h, root, print_removed, g);
 
@@ -673,6 +684,20 @@ static int verb_gc(const Args *a) {
                         r = gc_root(h, t.v[i].value, &g, &removed);
                 }
                 ag_targets_done(&t);
+        }
+        /* systemd mode: the module's runtime drop-ins of user slices that are not running */
+        if (r >= 0 && h->version == 2 && ag_systemd_booted(NULL)) {
+                static const AgSystemdPaths paths = {
+                        .control_dir = AG_SYSTEMD_CONTROL_DIR,
+                        .record_dir = AG_SYSTEMD_RECORD_DIR,
+                };
+                int n = ag_systemd_gc(h->mount, &paths, print_slice_forgotten, NULL);
+
+                if (n > 0)
+                        syslog(LOG_INFO, "gc: the runtime properties of %d user slice%s not running removed", n,
+                               n == 1 ? "" : "s");
+                else if (n < 0)
+                        syslog(LOG_ERR, "gc of %s: %s", AG_SYSTEMD_RECORD_DIR, strerror(-n));
         }
         ag_hierarchy_free(h);
 #ifdef HAVE_LIBAUDIT

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #endif
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -219,6 +221,81 @@ static void print_source(FILE *out, const char *indent, int width, AgItem item, 
         ag_rule_format(rule, text, sizeof text);
         fprintf(out, "%s%-*s %-6s from %s:%u (rule text: %s)\n", indent, width, ag_item_to_string(item), value,
                 rule->file ? rule->file : "?", rule->line, text);
+}
+
+static const AgSystemdPaths check_paths = {
+        .control_dir = AG_SYSTEMD_CONTROL_DIR,
+        .record_dir = AG_SYSTEMD_RECORD_DIR,
+};
+
+/* check: one line per user slice that systemd has now (logged-in users),
+ * its live values, and the properties where a rule and systemd's own
+ * configuration both set a value (systemd's wins). */
+void ag_check_systemd(const AgConfig *config, const AgHierarchy *h, FILE *out) {
+        _cleanup_close_ int mfd = -EBADF, ufd = -EBADF;
+        struct dirent *de;
+        DIR *d = NULL;
+        unsigned n = 0, conflicts = 0;
+
+        mfd = open(h->mount, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (mfd >= 0)
+                ufd = openat(mfd, "user.slice", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (ufd < 0 || ag_opendir_dup(ufd, &d) < 0) {
+                fprintf(out, "systemd mode: no user slices now\n");
+                return;
+        }
+        fprintf(out, "systemd mode: user slices now (values from systemd; systemd's own settings win over the rules)\n");
+        while ((de = readdir(d)) && n < AG_STATUS_MAX_NODES) {
+                unsigned long uid;
+                char num[32], weight[32], quota[32], why[256] = "";
+                const char *dot;
+                struct passwd *pw;
+                AgNssUser *u = NULL;
+                AgSliceState st;
+                AgUnitValues v;
+                AgPolicy p;
+
+                if (strncmp(de->d_name, "user-", 5) != 0 || !(dot = strstr(de->d_name, ".slice")) || dot[6] ||
+                    (size_t) (dot - de->d_name - 5) >= sizeof num)
+                        continue;
+                memcpy(num, de->d_name + 5, (size_t) (dot - de->d_name - 5));
+                num[dot - de->d_name - 5] = 0;
+                if (ag_safe_atoul(num, (uid_t) -2, &uid) < 0)
+                        continue;
+                n++;
+                pw = getpwuid((uid_t) uid);
+                if (!pw || ag_nss_user_get(pw->pw_name, &u) < 0) {
+                        fprintf(out, "  %s: no such user\n", de->d_name);
+                        continue;
+                }
+                ag_policy_resolve(config, u->name, u->uid, ag_nss_in_group, u, &p);
+                ag_policy_to_unit_values(&p, &v);
+                if (ag_systemd_inspect_user_slice(&check_paths, u->uid, &st, why, sizeof why) < 0 || !st.live_known) {
+                        fprintf(out, "  %s (%s): cannot ask systemd: %s\n", de->d_name, u->name, why);
+                        ag_nss_user_free(u);
+                        continue;
+                }
+                ag_slice_value_format(AG_SLICE_WEIGHT, st.live_weight, weight, sizeof weight);
+                ag_slice_value_format(AG_SLICE_QUOTA, st.live_quota_per_sec_usec, quota, sizeof quota);
+                fprintf(out, "  %s (%s): CPUWeight=%s CPUQuota=%s\n", de->d_name, u->name, weight, quota);
+                for (AgSliceProp q = 0; q < _AG_SLICE_PROP_MAX; q++) {
+                        const AgRule *rule = p.source[q == AG_SLICE_WEIGHT ? AG_ITEM_WEIGHT : AG_ITEM_MAX];
+                        bool want = q == AG_SLICE_WEIGHT ? v.weight_set : v.quota_set;
+
+                        if (q == AG_SLICE_WEIGHT && !rule)
+                                rule = p.source[AG_ITEM_IDLE];
+                        if (!want || !st.prop[q].admin)
+                                continue;
+                        conflicts++;
+                        fprintf(out, "    CONFLICT %s: rule %s:%u, but systemd's %s sets %s=%s, which wins\n",
+                                ag_slice_prop_name(q), rule && rule->file ? rule->file : "?", rule ? rule->line : 0,
+                                st.prop[q].admin_path, ag_slice_prop_name(q), st.prop[q].admin_value);
+                }
+                ag_nss_user_free(u);
+        }
+        closedir(d);
+        fprintf(out, "systemd mode: %u user slice%s, %u conflict%s (see autogroup explain USER)\n", n,
+                n == 1 ? "" : "s", conflicts, conflicts == 1 ? "" : "s");
 }
 
 void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierarchy *h, FILE *out) {

@@ -50,3 +50,6 @@ int ag_nss_in_group(void *userdata, const char *group);
 /* Prints which rule set each item for the user and the resulting cgroup
  * values. h may be NULL (no cgroup filesystem): both versions are shown. */
 void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierarchy *h, FILE *out);
+/* check in the systemd mode: the user slices systemd has now, their live
+ * values, and each conflict between a rule and systemd's own settings. */
+void ag_check_systemd(const AgConfig *config, const AgHierarchy *h, FILE *out);

@@ -303,27 +303,71 @@ int ag_status_systemd_collect(const AgHierarchy *h, uid_t only_uid, AgStatus **r
         return 0;
 }
 
+/* One property of explain: the rule's value (or none), systemd's own
+ * setting, which applies, and a conflict. */
+static void explain_prop(const AgPolicy *policy, const AgUnitValues *v, const AgSliceState *st, bool inspected,
+                         AgSliceProp p, FILE *out) {
+        const AgSliceSetting *s = &st->prop[p];
+        const AgRule *rule = p == AG_SLICE_WEIGHT ? (v->weight_set && policy->idle && policy->source[AG_ITEM_IDLE] ?
+                                                    policy->source[AG_ITEM_IDLE] : policy->source[AG_ITEM_WEIGHT]) :
+                policy->source[AG_ITEM_MAX];
+        bool want = p == AG_SLICE_WEIGHT ? v->weight_set : v->quota_set;
+        const char *name = ag_slice_prop_name(p);
+        char value[32];
+
+        ag_slice_value_format(p, p == AG_SLICE_WEIGHT ? v->cpu_weight : v->cpu_quota_per_sec_usec, value,
+                              sizeof value);
+        if (want)
+                fprintf(out, "  %s: rule %s:%u wants %s", name, rule && rule->file ? rule->file : "?",
+                        rule ? rule->line : 0, value);
+        else
+                fprintf(out, "  %s: no rule sets it", name);
+        if (!inspected)
+                fprintf(out, "%s\n", want ? ", written at login unless systemd's configuration sets it" :
+                        ", left to systemd");
+        else if (want && s->admin)
+                fprintf(out, "; CONFLICT: systemd's %s sets %s=%s, which wins: the rule is not applied\n",
+                        s->admin_path, name, s->admin_value);
+        else if (want)
+                fprintf(out, "; written by pam_autogroup at login (runtime drop-in, %s)\n",
+                        s->ours ? "in place" : "not written yet");
+        else if (s->admin)
+                fprintf(out, "; systemd's %s sets %s=%s\n", s->admin_path, name, s->admin_value);
+        else if (s->ours)
+                fprintf(out, "; pam_autogroup's earlier runtime value is still in place, taken back at the "
+                        "user's next login\n");
+        else
+                fprintf(out, "; left to systemd (not set)\n");
+}
+
 void ag_explain_systemd(const AgPolicy *policy, uid_t uid, FILE *out) {
+        static const AgSystemdPaths paths = {
+                .control_dir = AG_SYSTEMD_CONTROL_DIR,
+                .record_dir = AG_SYSTEMD_RECORD_DIR,
+        };
+        AgSliceState st;
         AgUnitValues v;
-        char slice[64], weight[32], quota[64];
+        char slice[64], weight[32], quota[32], why[256] = "";
+        bool inspected;
 
         ag_policy_to_unit_values(policy, &v);
         if (ag_user_slice_name(uid, slice, sizeof slice) < 0)
                 return;
-        if (v.cpu_weight == AG_SYSTEMD_CPU_WEIGHT_IDLE)
-                snprintf(weight, sizeof weight, "idle");
-        else
-                snprintf(weight, sizeof weight, "%llu", (unsigned long long) v.cpu_weight);
-        if (v.cpu_quota_per_sec_usec == AG_SYSTEMD_USEC_INFINITY)
-                snprintf(quota, sizeof quota, "CPUQuota= (none, CPUQuotaPerSecUSec=infinity)");
-        else
-                snprintf(quota, sizeof quota, "CPUQuota=%ld%% (CPUQuotaPerSecUSec=%llu)", (long) policy->max_pct,
-                         (unsigned long long) v.cpu_quota_per_sec_usec);
         fprintf(out, "mode: systemd (systemd on cgroup v2 with cpu, what mode=auto picks here): "
                 "no cgroup of pam_autogroup's own; unit properties instead\n");
-        fprintf(out, "%s CPUWeight=%s %s\n", slice, weight, quota);
-        fprintf(out, "  runtime properties (SetUnitProperties, /run/systemd/system.control/%s.d), set at each login\n",
-                slice);
+        inspected = ag_systemd_inspect_user_slice(&paths, uid, &st, why, sizeof why) >= 0 && st.live_known;
+        if (inspected) {
+                ag_slice_value_format(AG_SLICE_WEIGHT, st.live_weight, weight, sizeof weight);
+                ag_slice_value_format(AG_SLICE_QUOTA, st.live_quota_per_sec_usec, quota, sizeof quota);
+                fprintf(out, "%s now (from systemd, %s): CPUWeight=%s CPUQuota=%s\n", slice,
+                        st.active_state[0] ? st.active_state : "?", weight, quota);
+        } else
+                fprintf(out, "%s: cannot ask systemd (%s); what the rules would give:\n", slice, why);
+        fprintf(out, "precedence: systemd's own settings of the slice (drop-ins, set-property) win; "
+                "then the rules below (runtime properties, /run/systemd/system.control/%s.d); "
+                "then systemd's defaults\n", slice);
+        explain_prop(policy, &v, &st, inspected, AG_SLICE_WEIGHT, out);
+        explain_prop(policy, &v, &st, inspected, AG_SLICE_QUOTA, out);
         if (policy->sessions)
                 fprintf(out, "session-N.scope CPUWeight=%u (handed to pam_systemd, which must come after "
                         "pam_autogroup)\n", AG_WEIGHT_DEFAULT);

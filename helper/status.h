@@ -71,6 +71,7 @@ int ag_status_systemd_collect(const AgHierarchy *h, uid_t only_uid, AgStatus **r
  * scopes). */
 void ag_explain_systemd(const AgPolicy *policy, uid_t uid, FILE *out);
 
+
 /* Human output: a tree drawn like systemd-cgls, columns aligned.
  * unicode: draw the tree with box-drawing characters. */
 void ag_status_print(const AgStatus *s, FILE *f, bool unicode);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  *
  * The systemd backend of a login: nothing is written into cgroupfs and no
- * process is moved. The policy becomes runtime properties of
+ * process is moved. What the rules set becomes runtime properties of
  * user-UID.slice (CPUWeight=, CPUWeight=idle, CPUQuotaPerSecUSec=), set over
- * D-Bus (lib/systemd.c). The session level (the scope's CPUWeight=, handed
+ * D-Bus where systemd's own configuration leaves them unset
+ * (lib/systemd-slice.c). The session level (the scope's CPUWeight=, handed
  * to pam_systemd as PAM data) and the login's environment are the PAM
  * module's part. */
 
@@ -40,6 +41,11 @@ static bool nested(AgLogin *l, const AgLoginParams *p) {
         return l->nested == AG_NESTED_SCOPE;
 }
 
+static const AgSystemdPaths paths = {
+        .control_dir = AG_SYSTEMD_CONTROL_DIR,
+        .record_dir = AG_SYSTEMD_RECORD_DIR,
+};
+
 static int systemd_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) {
         int r;
 
@@ -52,7 +58,7 @@ static int systemd_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) {
                 return -EOPNOTSUPP;
         }
         ag_policy_to_unit_values(p->policy, &l->unit);
-        r = ag_systemd_set_user_slice(p->uid, &l->unit, f->detail, sizeof f->detail);
+        r = ag_systemd_apply_user_slice(&paths, p->uid, &l->unit, &l->slice, f->detail, sizeof f->detail);
         if (r < 0) {
                 f->step = AG_STEP_SLICE;
                 return r;
@@ -71,7 +77,7 @@ static int systemd_close(AgLogin *l, const AgLoginCloseParams *p, AgLoginEnd *re
                 return 0;
         if (!p->user_known)
                 return -ENOENT;
-        return ag_systemd_user_slice_forget(p->uid, "/sys/fs/cgroup", "/run/systemd/system.control");
+        return ag_systemd_user_slice_forget(p->uid, "/sys/fs/cgroup", &paths);
 }
 
 const AgLoginBackend ag_login_backend_systemd = {

@@ -87,6 +87,7 @@ typedef struct AgLogin {
 
         /* systemd: the values for the user slice (AG_LOGIN_SLICE, or AG_STEP_SLICE) */
         AgUnitValues unit;
+        AgSliceState slice;            /* what was done with each property */
 } AgLogin;
 
 typedef struct AgLoginParams {

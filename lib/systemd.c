@@ -23,6 +23,7 @@
 #endif
 
 #include "systemd.h"
+#include "sdbus.h"
 #include "util.h"
 
 static const char *const mode_table[_AG_MODE_MAX] = {
@@ -76,6 +77,9 @@ void ag_policy_to_unit_values(const AgPolicy *policy, AgUnitValues *ret) {
         AgUnitValues v = {
                 .cpu_weight = policy->weight,
                 .cpu_quota_per_sec_usec = AG_SYSTEMD_USEC_INFINITY,
+                /* only what a rule sets is written; the rest stays systemd's */
+                .weight_set = policy->source[AG_ITEM_WEIGHT] || (policy->idle && policy->source[AG_ITEM_IDLE]),
+                .quota_set = policy->source[AG_ITEM_MAX] != NULL,
         };
 
         if (policy->idle)
@@ -205,103 +209,7 @@ int ag_systemd_user_bus_address(const char *env, const char *runtime_dir, char *
         return 0;
 }
 
-/* The drop-ins SetUnitProperties(runtime) writes for our two properties
- * (CPUQuotaPerSecUSec= is written as CPUQuota=, depending on the version). */
-static const char *const slice_dropins[] = {
-        "50-CPUWeight.conf",
-        "50-CPUQuota.conf",
-        "50-CPUQuotaPerSecUSec.conf",
-};
-
-int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const char *control_dir) {
-        _cleanup_close_ int users = -EBADF, slice = -EBADF, control = -EBADF, d = -EBADF;
-        char name[64], dname[80], events[512];
-        const char *p;
-        int r;
-
-        r = ag_user_slice_name(uid, name, sizeof name);
-        if (r < 0)
-                return r;
-        /* Known empty, or else nothing is removed: the slice's cgroup says
-         * "populated 0", or it does not exist (ENOENT from an open directory
-         * above it). Any other failure to look (no cgroup root, a symlink,
-         * EACCES...) is -EBUSY: the slice may be in use by other logins. */
-        users = open(cgroup_root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (users < 0)
-                return -EBUSY;
-        {
-                int u = openat(users, "user.slice", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-                if (u < 0 && errno != ENOENT)
-                        return -EBUSY;
-                safe_close(users);
-                users = u;
-        }
-        if (users >= 0) {
-                slice = openat(users, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (slice < 0 && errno != ENOENT)
-                        return -EBUSY;
-        }
-        if (slice >= 0) {
-                r = ag_read_small_file(slice, "cgroup.events", events, sizeof events);
-                if (r < 0)
-                        return r;
-                p = strstr(events, "populated ");
-                if (!p || p[10] != '0')
-                        return -EBUSY;          /* in use: another login of the user */
-        }
-        control = open(control_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (control >= 0) {
-                snprintf(dname, sizeof dname, "%s.d", name);
-                d = openat(control, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        }
-        if (d >= 0) {
-                for (size_t i = 0; i < sizeof slice_dropins / sizeof slice_dropins[0]; i++)
-                        if (unlinkat(d, slice_dropins[i], 0) < 0 && errno != ENOENT)
-                                return negative_errno();
-                /* other runtime settings an administrator made stay, and so does the directory */
-                if (unlinkat(control, dname, AT_REMOVEDIR) < 0 && errno != ENOENT && errno != ENOTEMPTY &&
-                    errno != EEXIST)
-                        return negative_errno();
-        }
-        /* the empty cgroup systemd made for the slice when the properties
-         * were set, and removes only for a slice that ran */
-        if (slice >= 0 && unlinkat(users, name, AT_REMOVEDIR) < 0 && errno != ENOENT && errno != EBUSY &&
-            errno != ENOTEMPTY)
-                return negative_errno();
-        return 0;
-}
-
 #ifdef AG_HAVE_SDBUS
-/* libsystemd is loaded with dlopen() when the systemd mode first needs it,
- * not linked: linked, every dlopen() of pam_autogroup.so by libpam (once a
- * login in login, su, cron...) would map and relocate libsystemd and its
- * seven dependencies even in the cgroupfs mode, about 0.8 ms a login here
- * (bench/login). RTLD_NODELETE: once loaded it stays for the process's life,
- * as it would have linked. */
-typedef struct SdBusApi {
-        void *dl;
-        int (*open_system)(sd_bus **ret);
-        int (*bus_new)(sd_bus **ret);
-        int (*set_address)(sd_bus *bus, const char *address);
-        int (*start)(sd_bus *bus);
-        sd_bus *(*flush_close_unref)(sd_bus *bus);
-        void (*close)(sd_bus *bus);
-        sd_bus *(*unref)(sd_bus *bus);
-        int (*is_ready)(sd_bus *bus);
-        int (*process)(sd_bus *bus, sd_bus_message **r);
-        int (*wait)(sd_bus *bus, uint64_t timeout_usec);
-        int (*message_new_method_call)(sd_bus *bus, sd_bus_message **m, const char *destination,
-                                       const char *path, const char *interface, const char *member);
-        int (*message_append)(sd_bus_message *m, const char *types, ...);
-        int (*message_open_container)(sd_bus_message *m, char type, const char *contents);
-        int (*message_close_container)(sd_bus_message *m);
-        sd_bus_message *(*message_unref)(sd_bus_message *m);
-        int (*call)(sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error,
-                    sd_bus_message **reply);
-        int (*error_is_set)(const sd_bus_error *e);
-        void (*error_free)(sd_bus_error *e);
-} SdBusApi;
 
 #define LOAD(api, field, name)                                  \
         do {                                                    \
@@ -310,7 +218,7 @@ typedef struct SdBusApi {
                         goto missing;                           \
         } while (0)
 
-static int sdbus_load(SdBusApi *ret, char *errbuf, size_t errsize) {
+int ag_sdbus_load(SdBusApi *ret, char *errbuf, size_t errsize) {
         SdBusApi api = {};
 
         api.dl = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
@@ -337,6 +245,10 @@ static int sdbus_load(SdBusApi *ret, char *errbuf, size_t errsize) {
         LOAD(&api, call, "sd_bus_call");
         LOAD(&api, error_is_set, "sd_bus_error_is_set");
         LOAD(&api, error_free, "sd_bus_error_free");
+        LOAD(&api, error_has_name, "sd_bus_error_has_name");
+        LOAD(&api, message_read, "sd_bus_message_read");
+        LOAD(&api, message_enter_container, "sd_bus_message_enter_container");
+        LOAD(&api, message_exit_container, "sd_bus_message_exit_container");
         *ret = api;
         return 0;
 missing:
@@ -347,7 +259,7 @@ missing:
 }
 #undef LOAD
 
-static void set_error(const SdBusApi *api, char *errbuf, size_t errsize, const sd_bus_error *e, int r) {
+void ag_sdbus_set_error(const SdBusApi *api, char *errbuf, size_t errsize, const sd_bus_error *e, int r) {
         if (!errbuf || errsize == 0)
                 return;
         if (e && api->error_is_set(e))
@@ -356,61 +268,6 @@ static void set_error(const SdBusApi *api, char *errbuf, size_t errsize, const s
                 snprintf(errbuf, errsize, "%s", strerror(r < 0 ? -r : r));
 }
 
-static int set_user_slice(const SdBusApi *api, const char *slice, const AgUnitValues *v, char *errbuf,
-                          size_t errsize) {
-        sd_bus *bus = NULL;
-        sd_bus_message *m = NULL, *reply = NULL;
-        sd_bus_error error = SD_BUS_ERROR_NULL;
-        int r;
-
-        r = api->open_system(&bus);
-        if (r < 0) {
-                set_error(api, errbuf, errsize, NULL, r);
-                return r;
-        }
-        r = api->message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                         "org.freedesktop.systemd1.Manager", "SetUnitProperties");
-        if (r >= 0)
-                r = api->message_append(m, "sb", slice, 1);   /* runtime = true */
-        if (r >= 0)
-                r = api->message_open_container(m, 'a', "(sv)");
-        if (r >= 0)
-                r = api->message_append(m, "(sv)", "CPUWeight", "t", v->cpu_weight);
-        if (r >= 0)
-                r = api->message_append(m, "(sv)", "CPUQuotaPerSecUSec", "t", v->cpu_quota_per_sec_usec);
-        if (r >= 0)
-                r = api->message_close_container(m);
-        if (r < 0)
-                set_error(api, errbuf, errsize, NULL, r);
-        else {
-                r = api->call(bus, m, 0 /* default timeout */, &error, &reply);
-                if (r < 0)
-                        set_error(api, errbuf, errsize, &error, r);
-        }
-        api->error_free(&error);
-        if (reply)
-                api->message_unref(reply);
-        if (m)
-                api->message_unref(m);
-        api->flush_close_unref(bus);
-        return r < 0 ? r : 0;
-}
-
-int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, size_t errsize) {
-        SdBusApi api;
-        char slice[64];
-        int r;
-
-        r = ag_user_slice_name(uid, slice, sizeof slice);
-        if (r < 0)
-                return r;
-        r = sdbus_load(&api, errbuf, errsize);
-        if (r < 0)
-                return r;
-        r = set_user_slice(&api, slice, v, errbuf, errsize);
-        dlclose(api.dl);
-        return r;
-}
 static uint64_t now_usec(void) {
         struct timespec ts;
 
@@ -507,7 +364,7 @@ static int start_scope_on(const SdBusApi *api, sd_bus *bus, const char *scope, c
         r = bus_wait_ready(api, bus, deadline);
         if (r < 0) {
                 *ret_answered = r == -ETIMEDOUT;
-                set_error(api, errbuf, errsize, NULL, r);
+                ag_sdbus_set_error(api, errbuf, errsize, NULL, r);
                 return r;
         }
         r = api->message_new_method_call(bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
@@ -532,14 +389,14 @@ static int start_scope_on(const SdBusApi *api, sd_bus *bus, const char *scope, c
                 r = api->message_append(m, "a(sa(sv))", 0);
         if (r < 0) {
                 *ret_answered = true;   /* our own message: no other bus would do better */
-                set_error(api, errbuf, errsize, NULL, r);
+                ag_sdbus_set_error(api, errbuf, errsize, NULL, r);
         } else {
                 /* what is left of the attempt's time; 0 would mean libsystemd's default */
                 now = now_usec();
                 r = api->call(bus, m, now < deadline ? deadline - now : 1, &error, &reply);
                 if (r < 0) {
                         *ret_answered = api->error_is_set(&error) || r == -ETIMEDOUT;
-                        set_error(api, errbuf, errsize, &error, r);
+                        ag_sdbus_set_error(api, errbuf, errsize, &error, r);
                 }
         }
         api->error_free(&error);
@@ -560,7 +417,7 @@ int ag_systemd_start_user_scope(const char *runtime_dir, const char *scope, cons
 
         if (!scope || !slice || !description || pid <= 0 || timeout_usec == 0)
                 return -EINVAL;
-        r = sdbus_load(&api, errbuf, errsize);
+        r = ag_sdbus_load(&api, errbuf, errsize);
         if (r < 0)
                 return r;
         /* each attempt: connect, authenticate, (Hello,) call and answer within timeout_usec */
@@ -585,20 +442,12 @@ int ag_systemd_start_user_scope(const char *runtime_dir, const char *scope, cons
                                            &answered, errbuf, errsize);
                         bus_drop(&api, bus);
                 } else
-                        set_error(&api, errbuf, errsize, NULL, r);
+                        ag_sdbus_set_error(&api, errbuf, errsize, NULL, r);
         }
         dlclose(api.dl);
         return r;
 }
 #else
-int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, size_t errsize) {
-        (void) uid;
-        (void) v;
-        if (errbuf && errsize)
-                snprintf(errbuf, errsize, "built without libsystemd");
-        return -EOPNOTSUPP;
-}
-
 int ag_systemd_start_user_scope(const char *runtime_dir, const char *scope, const char *slice,
                                 const char *description, pid_t pid, uint64_t cpu_weight,
                                 uint64_t timeout_usec, char *errbuf, size_t errsize) {

@@ -53,8 +53,12 @@ AgMode ag_mode_resolve(AgMode requested, bool booted, const AgHierarchy *h);
 typedef struct AgUnitValues {
         uint64_t cpu_weight;               /* 1..10000, or AG_SYSTEMD_CPU_WEIGHT_IDLE */
         uint64_t cpu_quota_per_sec_usec;   /* AG_SYSTEMD_USEC_INFINITY for none */
+        bool weight_set;                   /* a rule sets weight, or idle yes */
+        bool quota_set;                    /* a rule sets max */
 } AgUnitValues;
 
+/* The values, and which of them a rule sets (source[] of the policy): only
+ * those are written to the user's slice. */
 void ag_policy_to_unit_values(const AgPolicy *policy, AgUnitValues *ret);
 
 /* "user-<uid>.slice" */
@@ -66,30 +70,119 @@ int ag_user_slice_name(uid_t uid, char *buf, size_t size);
  * a user manager's user@<uid>.service is the user's own making)? */
 bool ag_systemd_session_scope_path(const char *path);
 
-/* Sets CPUWeight= and CPUQuotaPerSecUSec= on user-<uid>.slice as runtime
- * properties (systemd keeps them in /run/systemd/system.control/, gone at
- * reboot) through the system bus. The slice need not be active yet: systemd
- * loads it and applies the values when logind starts it. On failure a short
- * reason (the D-Bus error message when there is one) goes to errbuf.
- * libsystemd.so.0 is loaded on first use (dlopen), so the cgroupfs mode never
- * maps it. -EOPNOTSUPP when built without libsystemd or when it cannot be
- * loaded. */
-int ag_systemd_set_user_slice(uid_t uid, const AgUnitValues *v, char *errbuf, size_t errsize);
+/* ---- user slices: what a rule sets, and nothing an administrator set in
+ * systemd (lib/systemd-slice.c)
+ *
+ * Precedence, per property (CPUWeight= with idle, CPUQuota=) of
+ * user-<uid>.slice:
+ *   1. systemd's own configuration of the slice, as the manager has loaded
+ *      it (FragmentPath and DropInPaths): site-wide drop-ins
+ *      (user-.slice.d/, slice.d/), per-user ones (user-<uid>.slice.d/),
+ *      "systemctl set-property" persistent (/etc/systemd/system.control) and
+ *      runtime (/run/systemd/system.control) when that file is not the
+ *      module's own. Where it sets the property, the module writes nothing.
+ *   2. a config rule for the user: written as a runtime property
+ *      (SetUnitProperties, one call per property), the drop-in systemd makes
+ *      for it recorded as the module's (record_dir/user-<uid>.slice: its
+ *      name, inode and mtime; "systemctl set-property" replaces the file, so
+ *      a record that no longer matches is the administrator's).
+ *   3. nothing: systemd's defaults.
+ * What the module wrote and no longer applies (the rule is gone, or systemd's
+ * configuration now sets the property) is taken back: its drop-in is removed
+ * and the live value set to what the files say (unset when they say nothing).
+ * Applying and taking back hold a lock on the record (concurrent logins of a
+ * user take turns). */
 
-/* Undoes ag_systemd_set_user_slice() for a login that never became a logind
- * session (pam_systemd missing or failed), when user-<uid>.slice holds no
- * process (cgroup_root/user.slice/user-<uid>.slice/cgroup.events
- * "populated 0", or no such cgroup): removes the runtime drop-ins
- * control_dir/user-<uid>.slice.d/50-CPUWeight.conf and 50-CPUQuota*.conf
- * (then the directory, when nothing else is in it) and the slice's empty
- * cgroup that systemd made when the properties were set. A loaded unit keeps
- * the values in memory until systemd unloads it; the next login sets them
- * again anyway. Every path is opened relative to a directory fd without
- * following symlinks. -EBUSY when the slice is in use or cannot be looked
- * at (no cgroup root, a symlink, ...): nothing is removed then.
- * cgroup_root is "/sys/fs/cgroup", control_dir "/run/systemd/system.control"
- * outside the tests. */
-int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const char *control_dir);
+typedef struct AgSystemdPaths {
+        const char *bus_address;           /* NULL: the system bus; tests: a unix: address of a fake manager */
+        const char *control_dir;           /* /run/systemd/system.control */
+        const char *record_dir;            /* /run/autogroup/systemd */
+} AgSystemdPaths;
+
+#define AG_SYSTEMD_CONTROL_DIR "/run/systemd/system.control"
+#define AG_SYSTEMD_RECORD_DIR "/run/autogroup/systemd"
+
+typedef enum AgSliceProp {
+        AG_SLICE_WEIGHT,                   /* CPUWeight= (idle: CPUWeight=idle) */
+        AG_SLICE_QUOTA,                    /* CPUQuota= (CPUQuotaPerSecUSec on the bus) */
+        _AG_SLICE_PROP_MAX,
+} AgSliceProp;
+
+typedef enum AgSliceAction {
+        AG_SLICE_LEFT,                     /* no rule, nothing of ours: systemd's */
+        AG_SLICE_WRITTEN,                  /* the rule's value written */
+        AG_SLICE_FALLBACK,                 /* idle refused (systemd < 252): CPUWeight=1 written */
+        AG_SLICE_ADMIN,                    /* a rule, but systemd's configuration sets it: not written */
+        AG_SLICE_TAKEN_BACK,               /* ours, no longer applies: removed */
+        AG_SLICE_FAILED,                   /* systemd refused (errbuf says why) */
+} AgSliceAction;
+
+typedef struct AgSliceSetting {
+        bool admin;                        /* systemd's configuration sets it (not the module's drop-in) */
+        char admin_path[256];              /* the last file that does */
+        char admin_value[64];              /* its value as written there ("50%", "idle", "300") */
+        bool ours;                         /* the module's recorded runtime drop-in is in place */
+        AgSliceAction action;              /* apply: what was done */
+} AgSliceSetting;
+
+typedef struct AgSliceState {
+        AgSliceSetting prop[_AG_SLICE_PROP_MAX];
+        bool files_known;                  /* the manager told FragmentPath and DropInPaths */
+        bool idle_fallback_first;          /* AG_SLICE_FALLBACK, first time this boot (log it once) */
+        /* inspect: the values the manager has now */
+        bool live_known;
+        uint64_t live_weight;              /* UINT64_MAX: unset (100), 0: idle */
+        uint64_t live_quota_per_sec_usec;  /* UINT64_MAX: none */
+        char active_state[32];
+} AgSliceState;
+
+const char *ag_slice_prop_name(AgSliceProp p);     /* "CPUWeight", "CPUQuota" */
+
+/* Applies v to user-<uid>.slice by the precedence above. 0 when every
+ * property got its action; -errno (errbuf: systemd's message) when a call
+ * failed (the other property is still done, ret says which). A refused
+ * CPUWeight=idle (InvalidArgs, systemd < 252) is retried as CPUWeight=1.
+ * -EOPNOTSUPP without libsystemd. */
+int ag_systemd_apply_user_slice(const AgSystemdPaths *paths, uid_t uid, const AgUnitValues *v,
+                                AgSliceState *ret, char *errbuf, size_t errsize);
+
+/* What the manager and the files say of user-<uid>.slice now, nothing
+ * changed (explain, check). */
+int ag_systemd_inspect_user_slice(const AgSystemdPaths *paths, uid_t uid, AgSliceState *ret, char *errbuf,
+                                  size_t errsize);
+
+/* Records the drop-in control_dir/user-<uid>.slice.d/<name> as the module's
+ * (what apply does after each call; tests). */
+int ag_systemd_record_dropin(const AgSystemdPaths *paths, uid_t uid, AgSliceProp prop, const char *name);
+
+/* "200", "idle", "150%", "(none)": a value as systemd writes it */
+void ag_slice_value_format(AgSliceProp p, uint64_t value, char *buf, size_t size);
+/* What apply did, one clause a property ("CPUWeight=200 (runtime), CPUQuota:
+ * no rule, left to systemd"), for the log. */
+void ag_slice_state_format(const AgSliceState *st, const AgUnitValues *v, char *buf, size_t size);
+
+/* Undoes the module's runtime properties for a login that never became a
+ * logind session (pam_systemd missing or failed), when user-<uid>.slice holds
+ * no process (cgroup_root/user.slice/user-<uid>.slice/cgroup.events
+ * "populated 0", or no such cgroup): removes the drop-ins recorded as the
+ * module's (an administrator's runtime set-property stays), the record, the
+ * drop-in directory when nothing else is in it, and the slice's empty cgroup
+ * that systemd made when the properties were set. A loaded unit keeps the
+ * values in memory until systemd unloads it. Every path is opened relative to
+ * a directory fd without following symlinks. -EBUSY when the slice is in use
+ * or cannot be looked at (no cgroup root, a symlink, ...): nothing is removed
+ * then. cgroup_root is "/sys/fs/cgroup" outside the tests. */
+int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const AgSystemdPaths *paths);
+
+/* "autogroup gc" in the systemd mode: for each user with a record, when
+ * user-<uid>.slice is not running (no cgroup below cgroup_root/user.slice),
+ * removes the module's recorded drop-ins and the record (the next login
+ * writes them again before logind starts the slice), so that nothing of the
+ * module stays in control_dir for users who logged out. Never removes a
+ * cgroup. Calls removed(userdata, "user-<uid>.slice") for each; returns
+ * how many, or -errno. */
+typedef void (*ag_systemd_gc_fn)(void *userdata, const char *slice);
+int ag_systemd_gc(const char *cgroup_root, const AgSystemdPaths *paths, ag_systemd_gc_fn removed, void *userdata);
 
 /* ---- terminals on logind hosts: one transient scope of the user's manager
  * per setsid() session ("autogroup enter")

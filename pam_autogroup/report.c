@@ -121,7 +121,7 @@ void systemd_session_level(pam_handle_t *pamh, const AgPolicy *policy, bool logi
 void log_failure(pam_handle_t *pamh, const char *user, const AgLogin *l, const AgLoginParams *p,
                  const AgLoginFailure *f, int r) {
         const char *mount = l->hierarchy ? l->hierarchy->mount : "?";
-        char slice[64], weight[32], quota[32];
+        char slice[64];
 
         switch (f->step) {
         case AG_STEP_NO_CGROUPFS:
@@ -145,12 +145,15 @@ void log_failure(pam_handle_t *pamh, const char *user, const AgLogin *l, const A
                 pam_syslog(pamh, LOG_ERR, "mode=systemd, but this host does not run systemd "
                            "(no /run/systemd/system), session of %s not grouped", user);
                 break;
-        case AG_STEP_SLICE:
+        case AG_STEP_SLICE: {
+                char what[512];
+
                 (void) ag_user_slice_name(p->uid, slice, sizeof slice);
-                ag_unit_values_format(&l->unit, weight, sizeof weight, quota, sizeof quota);
-                pam_syslog(pamh, LOG_ERR, "cannot set CPUWeight=%s CPUQuotaPerSecUSec=%s on %s for %s through "
-                           "systemd: %s", weight, quota, slice, user, f->detail[0] ? f->detail : strerror(-r));
+                ag_slice_state_format(&l->slice, &l->unit, what, sizeof what);
+                pam_syslog(pamh, LOG_ERR, "cannot set the properties of %s for %s through systemd (%s): %s", slice,
+                           user, what, f->detail[0] ? f->detail : strerror(-r));
                 break;
+        }
         default:
                 pam_syslog(pamh, LOG_ERR, "cannot find the cgroup hierarchy: %s", strerror(-r));
                 break;
@@ -202,7 +205,7 @@ static void putenv_or_log(pam_handle_t *pamh, const char *name, const char *valu
 
 void opened_slice(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *a, const char *user, uid_t uid,
                   const AgLogin *l, const AgPolicy *policy) {
-        char slice[64], weight[32], quota[32], level[16];
+        char slice[64], level[16];
 
         (void) ag_user_slice_name(uid, slice, sizeof slice);
         /* The switch for "autogroup enter" (the session hook): terminals of
@@ -212,10 +215,14 @@ void opened_slice(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn 
         /* the item "interactive", for "autogroup run --latency": its scope's CPUWeight= */
         snprintf(level, sizeof level, "%u", policy->interactive);
         putenv_or_log(pamh, AG_INTERACTIVE_ENV, level);
+        if (l->slice.idle_fallback_first)
+                pam_syslog(pamh, LOG_NOTICE, "systemd refused CPUWeight=idle (systemd older than 252): users with "
+                           "idle yes get CPUWeight=1, the lowest weight, instead (logged once per boot)");
         if (AG_DEBUG(ctl)) {
-                ag_unit_values_format(&l->unit, weight, sizeof weight, quota, sizeof quota);
-                pam_syslog(pamh, LOG_DEBUG, "systemd mode: %s CPUWeight=%s CPUQuotaPerSecUSec=%s (runtime)%s",
-                           slice, weight, quota,
+                char what[512];
+
+                ag_slice_state_format(&l->slice, &l->unit, what, sizeof what);
+                pam_syslog(pamh, LOG_DEBUG, "systemd mode: %s %s%s", slice, what,
                            policy->sessions ? ", session scope CPUWeight=100 through pam_systemd" : "");
         }
         snprintf(slice, sizeof slice, "user.slice/user-%lu.slice", (unsigned long) uid);

@@ -152,7 +152,8 @@ check_eq "session-$XA.scope cpu.weight 100" 100 "$(cat "$CG2/user.slice/user-$IA
 check "properties are runtime ones (/run/systemd/system.control)" test -d "/run/systemd/system.control/user-$IA.slice.d"
 check "nothing in /etc/systemd/system.control" test ! -e "/etc/systemd/system.control/user-$IA.slice.d"
 jlog | sed 's/^/#   journal: /'
-check "debug line names the slice and values" sh -c "journalctl -b -o cat | grep -q 'systemd mode: user-$IA.slice CPUWeight=200 CPUQuotaPerSecUSec=infinity'"
+check "debug line names the slice and what was written (no max rule: CPUQuota left to systemd)" sh -c "journalctl -b -o cat | grep -q 'systemd mode: user-$IA.slice CPUWeight=200 (runtime), CPUQuota: no rule, left to systemd'"
+check "no CPUQuota drop-in written for A (no max rule)" test ! -e "/run/systemd/system.control/user-$IA.slice.d/50-CPUQuota.conf"
 check_eq "no pam_autogroup error in the journal" "" "$(jlog | grep -iE 'cannot|invalid|error|before' || true)"
 
 echo "# 5. the helper outside a pam_autogroup login (no AUTOGROUP_MODE): nothing, silently, exit 0"
@@ -304,10 +305,12 @@ ust=$(as_user "$UD" "'$HELPER' status" 2>&1)
 check "status as D: D's own slice" sh -c "echo \"\$1\" | grep -q 'user-$ID.slice'" _ "$ust"
 check_not "status as D: not E's slice" sh -c "echo \"\$1\" | grep -q 'user-$(id -u "$UE").slice'" _ "$ust"
 ex=$("$HELPER" explain "$UA" 2>&1); echo "$ex" | sed 's/^/#   explain: /'
-check "explain names user-$IA.slice's CPUWeight=200 and CPUQuota" sh -c "echo \"\$1\" | grep -q '^user-$IA.slice CPUWeight=200 CPUQuota='" _ "$ex"
+check "explain shows user-$IA.slice's live CPUWeight=200 from systemd" sh -c "echo \"\$1\" | grep -q '^user-$IA.slice now (from systemd, [a-z]*): CPUWeight=200 CPUQuota=(none)'" _ "$ex"
+check "explain: A's weight rule, written by the module" sh -c "echo \"\$1\" | grep -q '^  CPUWeight: rule .*:2 wants 200; written by pam_autogroup at login (runtime drop-in, in place)'" _ "$ex"
+check "explain: no max rule for A, left to systemd" sh -c "echo \"\$1\" | grep -q '^  CPUQuota: no rule sets it; left to systemd'" _ "$ex"
 check "explain names the session scope's CPUWeight=100" sh -c "echo \"\$1\" | grep -q '^session-N.scope CPUWeight=100'" _ "$ex"
-check "explain (B, max 150%): CPUQuota=150%" sh -c "'$HELPER' explain '$UB' | grep -q '^user-$IB.slice CPUWeight=100 CPUQuota=150%'"
-check "explain (C, idle yes): CPUWeight=idle" sh -c "'$HELPER' explain '$UC' | grep -q '^user-$IC.slice CPUWeight=idle'"
+check "explain (B, max 150%): CPUQuota=150%" sh -c "'$HELPER' explain '$UB' | grep -q '^  CPUQuota: rule .* wants 150%'"
+check "explain (C, idle yes): CPUWeight=idle" sh -c "'$HELPER' explain '$UC' | grep -q '^  CPUWeight: rule .* wants idle'"
 echo "# 7e. logout: nothing left"
 touch "$STOP2"
 check "D's login ended" waitfor 120 grep -q '^stopped' "$T/d.out"
@@ -602,6 +605,116 @@ runuser -u "$UA" -- rmdir "$CG2$FAKE"
 
 echo "# 11. tools/demo: the systemd mode through real logind sessions"
 demo_check systemd yes
+
+echo "# 11b. systemd keeps what the administrator set: only what a rule sets is written, and taken back"
+CTL=/run/systemd/system.control
+UJ="${TAG}j"; UK="${TAG}k"
+for u in "$UJ" "$UK"; do
+        useradd -m -s /bin/bash "$u"; AG_USERS="$AG_USERS $u"
+        install -d -m 700 -o "$u" -g "$u" "/home/$u/.ssh"
+        install -m 600 -o "$u" -g "$u" /root/.ssh/id_ed25519.pub "/home/$u/.ssh/authorized_keys"
+done
+IJ=$(id -u "$UJ"); IK=$(id -u "$UK")
+sed -i 's|^@include common-session$|session optional pam_autogroup.so debug\n&|' /etc/pam.d/sshd
+conf() { printf '%s\n' "$@" >/etc/security/autogroup.conf; }
+conf "# shipped: no rule"
+hold() { # hold USER NAME: an ssh login of USER until $TT/NAME.stop exists
+        rm -f "$TT/$2.stop"
+        "${SSH[@]}" "$1@127.0.0.1" "echo in; while [ ! -e $TT/$2.stop ]; do sleep 0.5; done; echo out" >"$T/$2.out" 2>&1 &
+        track_pid $!; eval "P_$2=$!"
+        waitfor 300 grep -q '^in' "$T/$2.out"
+}
+release() { for n in "$@"; do touch "$TT/$n.stop"; wait "$(eval echo "\$P_$n")"; done; }
+# the user's slice stopped: without waiting UserStopDelaySec for the user manager
+gone() {
+        loginctl terminate-user "$(id -un "$1")" 2>/dev/null
+        waitfor 120 sh -c "[ \"\$(systemctl show user-$1.slice -p ActiveState --value)\" = inactive ]"
+}
+T11B=$(date +%s)
+cg() { cat "$CG2/user.slice/user-$1.slice/$2" 2>/dev/null; }
+
+# runtime set-property with no rule: kept through two concurrent logins, nothing written
+systemctl set-property --runtime "user-$IJ.slice" CPUQuota=30%
+check "J logs in (login 1)" hold "$UJ" j1
+check "J logs in again, concurrently (login 2)" hold "$UJ" j2
+check_eq "runtime set-property CPUQuota=30% kept (cpu.max)" "30000 100000" "$(cg "$IJ" cpu.max)"
+check_eq "CPUWeight untouched (cpu.weight 100)" 100 "$(cg "$IJ" cpu.weight)"
+check "no 50-CPUWeight.conf written for J (no rule)" test ! -e "$CTL/user-$IJ.slice.d/50-CPUWeight.conf"
+check_eq "50-CPUQuota.conf is still the administrator's" "CPUQuota=30%" "$(grep '^CPUQuota' "$CTL/user-$IJ.slice.d/50-CPUQuota.conf")"
+check "no record of J's drop-ins as the module's" test ! -e "/run/autogroup/systemd/user-$IJ.slice"
+release j1 j2; check "J logged out" gone "$IJ"
+systemctl revert "user-$IJ.slice" >/dev/null 2>&1
+
+# persistent set-property and a per-user drop-in, two concurrent logins; then rules that conflict
+systemctl set-property "user-$IJ.slice" CPUQuota=40%
+mkdir -p "/etc/systemd/system/user-$IJ.slice.d"
+printf '[Slice]\nCPUWeight=300\n' >"/etc/systemd/system/user-$IJ.slice.d/50-admin.conf"
+systemctl daemon-reload
+check "J logs in (login 1)" hold "$UJ" j1
+check "J logs in again, concurrently (login 2)" hold "$UJ" j2
+check_eq "persistent CPUQuota=40% kept live after two logins" "40000 100000" "$(cg "$IJ" cpu.max)"
+check_eq "user-$IJ.slice.d/50-admin.conf CPUWeight=300 kept live after two logins" 300 "$(cg "$IJ" cpu.weight)"
+conf "$UJ weight 500" "$UJ max 90%"
+check "J logs in a third time, now with rules for weight and max" hold "$UJ" j3
+check_eq "systemd's settings win over the rules: cpu.max" "40000 100000" "$(cg "$IJ" cpu.max)"
+check_eq "systemd's settings win over the rules: cpu.weight" 300 "$(cg "$IJ" cpu.weight)"
+check_eq "no runtime drop-in of the module for J" "" "$(ls "$CTL/user-$IJ.slice.d" 2>/dev/null)"
+ex=$("$HELPER" explain "$UJ" 2>&1); echo "$ex" | sed 's/^/#   explain J: /'
+check "explain J: live values from systemd" sh -c "echo \"\$1\" | grep -q '^user-$IJ.slice now (from systemd, active): CPUWeight=300 CPUQuota=40%'" _ "$ex"
+check "explain J: the weight conflict names 50-admin.conf" sh -c "echo \"\$1\" | grep -q '^  CPUWeight: rule .* wants 500; CONFLICT: systemd.s /etc/systemd/system/user-$IJ.slice.d/50-admin.conf sets CPUWeight=300'" _ "$ex"
+check "explain J: the cap conflict names the persistent set-property" sh -c "echo \"\$1\" | grep -q '^  CPUQuota: rule .* wants 90%; CONFLICT: systemd.s /etc/systemd/system.control/user-$IJ.slice.d/50-CPUQuota.conf sets CPUQuota=40%'" _ "$ex"
+ck=$("$HELPER" check 2>&1); echo "$ck" | grep -F "user-$IJ.slice" | sed 's/^/#   check: /'
+check "check lists J's slice with the live values" sh -c "echo \"\$1\" | grep -q '^  user-$IJ.slice ($UJ): CPUWeight=300 CPUQuota=40%'" _ "$ck"
+check "check names the cap conflict" sh -c "echo \"\$1\" | grep -q '^    CONFLICT CPUQuota: rule .*, but systemd.s /etc/systemd/system.control/user-$IJ.slice.d/50-CPUQuota.conf sets CPUQuota=40%, which wins'" _ "$ck"
+release j1 j2 j3; check "J logged out" gone "$IJ"
+systemctl revert "user-$IJ.slice" >/dev/null 2>&1; rm -rf "/etc/systemd/system/user-$IJ.slice.d"
+systemctl daemon-reload
+
+# a rule's drop-in outlives the logout; gc removes it once the slice is not running
+conf "$UJ weight 250"
+check "J logs in (weight rule)" hold "$UJ" j4
+check_eq "cpu.weight 250" 250 "$(cg "$IJ" cpu.weight)"
+release j4; check "J logged out" gone "$IJ"
+check "the module's drop-in is still there after the logout" test -e "$CTL/user-$IJ.slice.d/50-CPUWeight.conf"
+gco=$("$HELPER" gc 2>&1); echo "$gco" | sed 's/^/#   gc: /'
+check "gc says it removed J's runtime properties" sh -c "echo \"\$1\" | grep -q 'removed the runtime properties pam_autogroup set on user-$IJ.slice (not running)'" _ "$gco"
+check "gc removed J's drop-in directory and record" sh -c "[ ! -e '$CTL/user-$IJ.slice.d' ] && [ ! -e /run/autogroup/systemd/user-$IJ.slice ]"
+conf "# no rule"
+
+# a site-wide cap for every user (user-.slice.d/20-cap.conf)
+mkdir -p /etc/systemd/system/user-.slice.d
+printf '[Slice]\nCPUQuota=50%%\n' >/etc/systemd/system/user-.slice.d/20-cap.conf
+systemctl daemon-reload
+conf "$UK weight 300"
+check "K logs in (weight rule only)" hold "$UK" k1
+check_eq "the site-wide cap applies to K (cpu.max)" "50000 100000" "$(cg "$IK" cpu.max)"
+check_eq "K's weight rule applies (cpu.weight 300)" 300 "$(cg "$IK" cpu.weight)"
+check_eq "only 50-CPUWeight.conf written for K" 50-CPUWeight.conf "$(ls "$CTL/user-$IK.slice.d" 2>/dev/null)"
+conf "$UK weight 300" "$UK max 200%"
+check "K logs in again, a max rule now (login 2)" hold "$UK" k2
+check_eq "the site-wide cap wins over K's max rule" "50000 100000" "$(cg "$IK" cpu.max)"
+check "the debug line says the site-wide setting was kept" sh -c "journalctl -b -o cat | grep -q 'user-$IK.slice CPUWeight=300 (runtime), CPUQuota=50% from /etc/systemd/system/user-.slice.d/20-cap.conf kept'"
+check "explain K names the conflict" sh -c "'$HELPER' explain '$UK' | grep -q '^  CPUQuota: rule .* wants 200%; CONFLICT: systemd.s /etc/systemd/system/user-.slice.d/20-cap.conf sets CPUQuota=50%'"
+# the rule removed: the module's drop-in goes and the live value with it, at the next (concurrent) login
+conf "# no rule"
+check "K logs in a third time, no rule now (login 3)" hold "$UK" k3
+check "the module's 50-CPUWeight.conf is gone" test ! -e "$CTL/user-$IK.slice.d/50-CPUWeight.conf"
+check_eq "K's live weight is systemd's default again (cpu.weight 100)" 100 "$(cg "$IK" cpu.weight)"
+check "no record left for K" test ! -e "/run/autogroup/systemd/user-$IK.slice"
+# the module wrote the weight, then the administrator set it at runtime: theirs from then on
+conf "$UK weight 300"
+check "K logs in (login 4), weight rule back" hold "$UK" k4
+check_eq "cpu.weight 300 again" 300 "$(cg "$IK" cpu.weight)"
+systemctl set-property --runtime "user-$IK.slice" CPUWeight=700
+check "K logs in (login 5)" hold "$UK" k5
+check_eq "the administrator's runtime CPUWeight=700 is not overwritten" 700 "$(cg "$IK" cpu.weight)"
+check_eq "its drop-in is the administrator's" "CPUWeight=700" "$(grep '^CPUWeight' "$CTL/user-$IK.slice.d/50-CPUWeight.conf")"
+release k1 k2 k3 k4 k5; check "K logged out" gone "$IK"
+systemctl revert "user-$IK.slice" >/dev/null 2>&1
+rm -rf /etc/systemd/system/user-.slice.d; systemctl daemon-reload
+check_eq "no runtime drop-ins left for J or K" "" "$(ls -d "$CTL/user-$IJ.slice.d" "$CTL/user-$IK.slice.d" 2>/dev/null)"
+cp "$T/sshd.orig" /etc/pam.d/sshd
+echo "#   11b took $(( $(date +%s) - T11B )) s"
 
 echo "# 12. the other tests of make check on this systemd + cgroup v2 host: which run, which skip and why"
 host_lanes

@@ -410,12 +410,17 @@ static void test_slice_forget(void **state) {
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUQuota.conf", top); put(p, "[Slice]\nCPUQuota=\n");
         snprintf(q, sizeof q, "%s/cg", top);
         snprintf(p, sizeof p, "%s/ctl", top);
+        char rd[256];
+        snprintf(rd, sizeof rd, "%s/rec", top);
+        AgSystemdPaths paths = { .control_dir = p, .record_dir = rd };
+        /* the module's own: CPUWeight; 50-CPUQuota.conf is an administrator's set-property */
+        assert_int_equal(ag_systemd_record_dropin(&paths, 5, AG_SLICE_WEIGHT, "50-CPUWeight.conf"), 0);
 
         /* in use: nothing is removed */
         char ev[256];
         snprintf(ev, sizeof ev, "%s/cg/user.slice/user-5.slice/cgroup.events", top);
         put(ev, "populated 1\nfrozen 0\n");
-        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), -EBUSY);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, &paths), -EBUSY);
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top);
         assert_int_equal(stat(p, &st), 0);
 
@@ -424,41 +429,45 @@ static void test_slice_forget(void **state) {
         char r1[256], r2[256];
         snprintf(r1, sizeof r1, "%s/none", top);
         snprintf(p, sizeof p, "%s/ctl", top);
-        assert_int_equal(ag_systemd_user_slice_forget(5, r1, p), -EBUSY);
+        assert_int_equal(ag_systemd_user_slice_forget(5, r1, &paths), -EBUSY);
         snprintf(r1, sizeof r1, "%s/cg/user.slice/user-5.slice", top);
         snprintf(r2, sizeof r2, "%s/cg/user.slice/real-5", top);
         assert_int_equal(rename(r1, r2), 0);
         assert_int_equal(symlink("real-5", r1), 0);
-        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), -EBUSY);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, &paths), -EBUSY);
         assert_int_equal(unlink(r1), 0);
         assert_int_equal(rename(r2, r1), 0);
         snprintf(r1, sizeof r1, "%s/cg/user.slice", top);
         snprintf(r2, sizeof r2, "%s/cg/real.slice", top);
         assert_int_equal(rename(r1, r2), 0);
         assert_int_equal(symlink("real.slice", r1), 0);
-        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), -EBUSY);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, &paths), -EBUSY);
         assert_int_equal(unlink(r1), 0);
         assert_int_equal(rename(r2, r1), 0);
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top);
         assert_int_equal(stat(p, &st), 0);
         snprintf(p, sizeof p, "%s/ctl", top);
 
-        /* empty: our drop-ins go; another setting keeps the directory */
+        /* empty: our drop-in goes; the administrator's and another setting
+         * stay, and keep the directory */
         put(ev, "populated 0\nfrozen 0\n");
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-MemoryMax.conf", top); put(p, "[Slice]\nMemoryMax=1G\n");
         snprintf(p, sizeof p, "%s/ctl", top);
-        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), 0);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, &paths), 0);
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top);
         assert_int_equal(stat(p, &st), -1);
+        snprintf(p, sizeof p, "%s/rec/user-5.slice", top);
+        assert_int_equal(stat(p, &st), -1);             /* the record goes with it */
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUQuota.conf", top);
-        assert_int_equal(stat(p, &st), -1);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(unlink(p), 0);
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-MemoryMax.conf", top);
         assert_int_equal(stat(p, &st), 0);
         assert_int_equal(unlink(p), 0);
 
         /* no slice cgroup at all, no drop-ins: nothing to do; the directory goes */
         snprintf(p, sizeof p, "%s/ctl", top);
-        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), 0);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, &paths), 0);
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d", top);
         assert_int_equal(stat(p, &st), -1);
 
@@ -470,7 +479,7 @@ static void test_slice_forget(void **state) {
         assert_int_equal(symlink(q, p), 0);
         snprintf(q, sizeof q, "%s/cg", top);
         snprintf(p, sizeof p, "%s/ctl", top);
-        assert_int_equal(ag_systemd_user_slice_forget(5, q, p), 0);
+        assert_int_equal(ag_systemd_user_slice_forget(5, q, &paths), 0);
         snprintf(p, sizeof p, "%s/victim/50-CPUWeight.conf", top);
         assert_int_equal(stat(p, &st), 0);
 
@@ -479,6 +488,7 @@ static void test_slice_forget(void **state) {
         snprintf(p, sizeof p, "%s/victim", top); rmdir(p);
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d", top); unlink(p);
         snprintf(p, sizeof p, "%s/ctl", top); rmdir(p);
+        snprintf(p, sizeof p, "%s/rec", top); rmdir(p);
         unlink(ev);
         snprintf(p, sizeof p, "%s/cg/user.slice/user-5.slice", top); rmdir(p);
         snprintf(p, sizeof p, "%s/cg/user.slice", top); rmdir(p);
@@ -890,6 +900,405 @@ static void test_run_place_name_taken(void **state) {
 }
 #endif
 
+static void gc_seen(void *userdata, const char *slice) {
+        strcat(userdata, slice);
+        strcat(userdata, " ");
+}
+
+/* gc: the module's recorded drop-ins of a slice that is not running go (and
+ * the record); a running slice's stay, and no cgroup is removed; an
+ * administrator's drop-in stays. */
+static void test_slice_gc(void **state) {
+        char top[] = "/tmp/ag-unit-gc.XXXXXX", cg[128], ctl[128], rd[128], p[256], seen[256] = "", cmd[160];
+        struct stat st;
+
+        (void) state;
+        assert_non_null(mkdtemp(top));
+        snprintf(cg, sizeof cg, "%s/cg", top);
+        snprintf(ctl, sizeof ctl, "%s/ctl", top);
+        snprintf(rd, sizeof rd, "%s/rec", top);
+        AgSystemdPaths paths = { .control_dir = ctl, .record_dir = rd };
+        mk(top, "cg"); mk(top, "cg/user.slice"); mk(top, "cg/user.slice/user-6.slice");
+        wr(top, "cg/user.slice/user-6.slice/cgroup.events", "populated 0\n");
+        mk(top, "ctl");
+        for (int uid = 5; uid <= 6; uid++) {
+                snprintf(p, sizeof p, "ctl/user-%d.slice.d", uid); mk(top, p);
+                snprintf(p, sizeof p, "ctl/user-%d.slice.d/50-CPUWeight.conf", uid); wr(top, p, "[Slice]\nCPUWeight=200\n");
+                snprintf(p, sizeof p, "ctl/user-%d.slice.d/50-CPUQuota.conf", uid); wr(top, p, "[Slice]\nCPUQuota=30%\n");
+                assert_int_equal(ag_systemd_record_dropin(&paths, (uid_t) uid, AG_SLICE_WEIGHT, "50-CPUWeight.conf"), 0);
+        }
+        assert_int_equal(ag_systemd_gc(cg, &paths, gc_seen, seen), 1);
+        assert_string_equal(seen, "user-5.slice ");
+        snprintf(p, sizeof p, "%s/user-5.slice.d/50-CPUWeight.conf", ctl);
+        assert_int_equal(stat(p, &st), -1);
+        snprintf(p, sizeof p, "%s/user-5.slice.d/50-CPUQuota.conf", ctl);       /* not the module's */
+        assert_int_equal(stat(p, &st), 0);
+        snprintf(p, sizeof p, "%s/user-5.slice", rd);
+        assert_int_equal(stat(p, &st), -1);
+        /* running (its cgroup exists, even empty): nothing removed, the cgroup stays */
+        snprintf(p, sizeof p, "%s/user-6.slice.d/50-CPUWeight.conf", ctl);
+        assert_int_equal(stat(p, &st), 0);
+        snprintf(p, sizeof p, "%s/user.slice/user-6.slice", cg);
+        assert_int_equal(stat(p, &st), 0);
+        /* nothing left to do */
+        seen[0] = 0;
+        assert_int_equal(ag_systemd_gc(cg, &paths, gc_seen, seen), 0);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", top);
+        assert_int_equal(system(cmd), 0);
+}
+
+/* ---- user slice properties against a fake system manager: a direct D-Bus
+ * connection (real libsystemd on both sides) to a child that answers as
+ * systemd does: Properties.Get of FragmentPath, DropInPaths, CPUWeight,
+ * CPUQuotaPerSecUSec and ActiveState, and SetUnitProperties, which writes
+ * the runtime drop-in as systemd does (a new file each time) or refuses
+ * CPUWeight=0 as systemd < 252 does, with its reply:
+ * org.freedesktop.DBus.Error.InvalidArgs "Value specified in CPUWeight is
+ * out of range" (src/core/dbus-cgroup.c, BUS_DEFINE_SET_CGROUP_WEIGHT). */
+#ifdef AG_HAVE_SDBUS
+#include <dirent.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-id128.h>
+
+typedef struct Fake {
+        char top[64];
+        char sock[128];
+        char ctl[128];            /* control_dir */
+        char dropd[160];          /* ctl/user-5.slice.d */
+        char rec[128];            /* record_dir */
+        char log[128];            /* one line a SetUnitProperties: NAME=VALUE */
+        char admin[160];          /* an administrator's drop-in listed first in DropInPaths, or "" */
+        bool refuse_idle;         /* systemd < 252 */
+} Fake;
+
+static int fake_names(const Fake *f, char names[][512], int max) {
+        struct dirent *de;
+        DIR *d;
+        int n = 0;
+
+        if (f->admin[0])
+                snprintf(names[n++], 512, "%s", f->admin);
+        d = opendir(f->dropd);
+        while (d && (de = readdir(d)) && n < max)
+                if (de->d_name[0] != '.')
+                        snprintf(names[n++], 512, "%s/%s", f->dropd, de->d_name);
+        if (d)
+                closedir(d);
+        return n;
+}
+
+static int fake_get(sd_bus_message *m, const Fake *f) {
+        const char *iface, *prop;
+        sd_bus_message *reply = NULL;
+        char names[16][512];
+        int r, n;
+
+        r = sd_bus_message_read(m, "ss", &iface, &prop);
+        if (r < 0)
+                return r;
+        if (strcmp(prop, "FragmentPath") == 0)
+                return sd_bus_reply_method_return(m, "v", "s", "");
+        if (strcmp(prop, "ActiveState") == 0)
+                return sd_bus_reply_method_return(m, "v", "s", "inactive");
+        if (strcmp(prop, "CPUWeight") == 0 || strcmp(prop, "CPUQuotaPerSecUSec") == 0)
+                return sd_bus_reply_method_return(m, "v", "t", UINT64_MAX);
+        if (strcmp(prop, "DropInPaths") != 0)
+                return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_UNKNOWN_PROPERTY, "no %s", prop);
+        n = fake_names(f, names, 16);
+        r = sd_bus_message_new_method_return(m, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'v', "as");
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        for (int i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(reply, "s", names[i]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        sd_bus_message_unref(reply);
+        return r;
+}
+
+static int fake_set(sd_bus_message *m, const Fake *f) {
+        const char *unit, *name;
+        char path[256], tmp[300], text[128];
+        uint64_t v;
+        int runtime, r;
+        FILE *log;
+
+        r = sd_bus_message_read(m, "sb", &unit, &runtime);
+        if (r >= 0)
+                r = sd_bus_message_enter_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_enter_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_read(m, "s", &name);
+        if (r >= 0)
+                r = sd_bus_message_read(m, "v", "t", &v);
+        if (r < 0)
+                return r;
+        log = fopen(f->log, "ae");
+        fprintf(log, "%s %s=%ju\n", unit, name, (uintmax_t) v);
+        fclose(log);
+        if (f->refuse_idle && strcmp(name, "CPUWeight") == 0 && v == 0)
+                return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_INVALID_ARGS, "Value specified in %s is out of range",
+                                                  name);
+        /* as systemd: a new file (write, then rename) named after the setting */
+        if (strcmp(name, "CPUWeight") == 0)
+                snprintf(text, sizeof text, v == UINT64_MAX ? "CPUWeight=\n" : v == 0 ? "CPUWeight=idle\n" :
+                         "CPUWeight=%ju\n", (uintmax_t) v);
+        else
+                snprintf(text, sizeof text, v == UINT64_MAX ? "CPUQuota=\n" : "CPUQuota=%ju%%\n",
+                         (uintmax_t) (v / 10000));
+        (void) mkdir(f->ctl, 0755);
+        (void) mkdir(f->dropd, 0755);
+        snprintf(path, sizeof path, "%s/50-%s.conf", f->dropd, strcmp(name, "CPUWeight") == 0 ? "CPUWeight" : "CPUQuota");
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        log = fopen(tmp, "we");
+        fprintf(log, "# This is a drop-in unit file extension, created via \"systemctl set-property\"\n"
+                "# or an equivalent operation. Do not edit.\n[Slice]\n%s", text);
+        fclose(log);
+        rename(tmp, path);
+        return sd_bus_reply_method_return(m, NULL);
+}
+
+static int fake_filter(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        const Fake *f = userdata;
+
+        (void) error;
+        if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "Get"))
+                return fake_get(m, f) < 0 ? -EIO : 1;
+        if (sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager", "SetUnitProperties"))
+                return fake_set(m, f) < 0 ? -EIO : 1;
+        return 0;
+}
+
+/* Serves one connection at f->sock in a child, until the client hangs up. */
+static pid_t fake_serve(const Fake *f) {
+        int lfd = silent_listener(f->sock);
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                sd_bus *b = NULL;
+                sd_id128_t id;
+                int c = accept(lfd, NULL, NULL);
+
+                alarm(LIVENESS_S);
+                if (c < 0 || sd_bus_new(&b) < 0 || sd_bus_set_fd(b, c, c) < 0 || sd_id128_randomize(&id) < 0 ||
+                    sd_bus_set_server(b, 1, id) < 0 || sd_bus_add_filter(b, NULL, fake_filter, (void *) f) < 0 ||
+                    sd_bus_start(b) < 0)
+                        _exit(2);
+                for (;;) {
+                        int r = sd_bus_process(b, NULL);
+                        if (r < 0)
+                                break;
+                        if (r > 0)
+                                continue;
+                        if (sd_bus_wait(b, UINT64_MAX) < 0)
+                                break;
+                }
+                _exit(0);
+        }
+        close(lfd);
+        return pid;
+}
+
+static int fake_setup(void **state) {
+        Fake *f = calloc(1, sizeof *f);
+
+        if (!f)
+                return -1;
+        strcpy(f->top, "/tmp/ag-unit-fake.XXXXXX");
+        if (!mkdtemp(f->top))
+                return -1;
+        snprintf(f->sock, sizeof f->sock, "%s/bus", f->top);
+        snprintf(f->ctl, sizeof f->ctl, "%s/ctl", f->top);
+        snprintf(f->dropd, sizeof f->dropd, "%s/user-5.slice.d", f->ctl);
+        snprintf(f->rec, sizeof f->rec, "%s/rec", f->top);
+        snprintf(f->log, sizeof f->log, "%s/calls", f->top);
+        *state = f;
+        return 0;
+}
+
+static int fake_teardown(void **state) {
+        Fake *f = *state;
+        char cmd[128];
+
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->top);
+        (void) !system(cmd);
+        free(f);
+        return 0;
+}
+
+/* One apply against a fresh fake; the calls it got are in f->log. */
+static int fake_apply(Fake *f, const AgUnitValues *v, AgSliceState *st, char *why, size_t size) {
+        char address[160];
+        AgSystemdPaths paths = { .bus_address = address, .control_dir = f->ctl, .record_dir = f->rec };
+        int status = -1, r;
+        pid_t pid;
+
+        snprintf(address, sizeof address, "unix:path=%s", f->sock);
+        (void) unlink(f->sock);
+        (void) unlink(f->log);
+        pid = fake_serve(f);
+        signal(SIGALRM, hung);
+        alarm(LIVENESS_S);
+        r = ag_systemd_apply_user_slice(&paths, 5, v, st, why, size);
+        alarm(0);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        return r;
+}
+
+static void calls_equal(const Fake *f, const char *want) {
+        char got[1024] = "";
+        FILE *log = fopen(f->log, "re");
+        size_t n = 0;
+
+        if (log) {
+                n = fread(got, 1, sizeof got - 1, log);
+                fclose(log);
+        }
+        got[n] = 0;
+        print_message("# SetUnitProperties calls:\n%s", got);
+        assert_string_equal(got, want);
+}
+
+static bool exists(const char *dir, const char *name) {
+        char p[256];
+        struct stat st;
+
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        return stat(p, &st) == 0;
+}
+
+/* systemd < 252 refuses CPUWeight=0 (idle): the weight is sent alone, then
+ * retried as CPUWeight=1; the cap goes in a call of its own and applies. */
+static void test_slice_idle_refused(void **state) {
+        Fake *f = *state;
+        AgUnitValues v = { .cpu_weight = AG_SYSTEMD_CPU_WEIGHT_IDLE, .cpu_quota_per_sec_usec = 1500000,
+                           .weight_set = true, .quota_set = true };
+        AgSliceState st;
+        char why[256] = "", what[512];
+
+        f->refuse_idle = true;
+        assert_int_equal(fake_apply(f, &v, &st, why, sizeof why), 0);
+        calls_equal(f, "user-5.slice CPUWeight=0\nuser-5.slice CPUWeight=1\nuser-5.slice CPUQuotaPerSecUSec=1500000\n");
+        assert_int_equal(st.prop[AG_SLICE_WEIGHT].action, AG_SLICE_FALLBACK);
+        assert_int_equal(st.prop[AG_SLICE_QUOTA].action, AG_SLICE_WRITTEN);
+        assert_true(st.idle_fallback_first);
+        ag_slice_state_format(&st, &v, what, sizeof what);
+        print_message("# %s\n", what);
+        assert_non_null(strstr(what, "CPUWeight=1 (runtime; CPUWeight=idle refused"));
+        assert_non_null(strstr(what, "CPUQuota=150% (runtime)"));
+        assert_true(exists(f->dropd, "50-CPUWeight.conf") && exists(f->dropd, "50-CPUQuota.conf"));
+        assert_true(exists(f->rec, "user-5.slice"));
+
+        /* logged once per boot: the second login does not say it again */
+        assert_int_equal(fake_apply(f, &v, &st, why, sizeof why), 0);
+        assert_int_equal(st.prop[AG_SLICE_WEIGHT].action, AG_SLICE_FALLBACK);
+        assert_false(st.idle_fallback_first);
+
+        /* systemd >= 252 takes it */
+        f->refuse_idle = false;
+        assert_int_equal(fake_apply(f, &v, &st, why, sizeof why), 0);
+        calls_equal(f, "user-5.slice CPUWeight=0\nuser-5.slice CPUQuotaPerSecUSec=1500000\n");
+        assert_int_equal(st.prop[AG_SLICE_WEIGHT].action, AG_SLICE_WRITTEN);
+}
+
+/* No rule names the user: nothing is sent, nothing is written. */
+static void test_slice_no_rule(void **state) {
+        Fake *f = *state;
+        AgPolicy p;
+        AgUnitValues v;
+        AgSliceState st;
+        char why[256] = "";
+
+        ag_policy_init(&p);
+        ag_policy_to_unit_values(&p, &v);
+        assert_false(v.weight_set);
+        assert_false(v.quota_set);
+        assert_int_equal(fake_apply(f, &v, &st, why, sizeof why), 0);
+        calls_equal(f, "");
+        assert_int_equal(st.prop[AG_SLICE_WEIGHT].action, AG_SLICE_LEFT);
+        assert_int_equal(st.prop[AG_SLICE_QUOTA].action, AG_SLICE_LEFT);
+        assert_false(exists(f->ctl, "user-5.slice.d"));
+        assert_false(exists(f->rec, "user-5.slice"));
+}
+
+/* systemd's own setting wins over a rule; what the module wrote goes when
+ * the rule goes; an administrator's set-property over the module's drop-in
+ * is theirs from then on. */
+static void test_slice_precedence(void **state) {
+        Fake *f = *state;
+        AgUnitValues v = { .cpu_weight = 300, .cpu_quota_per_sec_usec = 2000000, .weight_set = true, .quota_set = true };
+        AgSliceState st;
+        char why[256] = "", p[256];
+
+        /* a site-wide cap (user-.slice.d/20-cap.conf): CPUQuota is not written */
+        snprintf(f->admin, sizeof f->admin, "%s/20-cap.conf", f->top);
+        put(f->admin, "[Unit]\nDescription=x\n[Slice]\nCPUQuota=50%\nTasksMax=33%\n");
+        assert_int_equal(fake_apply(f, &v, &st, why, sizeof why), 0);
+        calls_equal(f, "user-5.slice CPUWeight=300\n");
+        assert_int_equal(st.prop[AG_SLICE_QUOTA].action, AG_SLICE_ADMIN);
+        assert_string_equal(st.prop[AG_SLICE_QUOTA].admin_value, "50%");
+        assert_string_equal(st.prop[AG_SLICE_QUOTA].admin_path, f->admin);
+        assert_false(exists(f->dropd, "50-CPUQuota.conf"));
+
+        /* the weight rule removed: the module's drop-in goes, the live value is reset */
+        v.weight_set = false;
+        assert_int_equal(fake_apply(f, &v, &st, why, sizeof why), 0);
+        calls_equal(f, "user-5.slice CPUWeight=18446744073709551615\n");
+        assert_int_equal(st.prop[AG_SLICE_WEIGHT].action, AG_SLICE_TAKEN_BACK);
+        assert_false(exists(f->dropd, "50-CPUWeight.conf"));
+        assert_false(exists(f->ctl, "user-5.slice.d"));
+        assert_false(exists(f->rec, "user-5.slice"));
+
+        /* written again, then "systemctl set-property --runtime CPUWeight=500" over it */
+        v.weight_set = true;
+        assert_int_equal(fake_apply(f, &v, &st, why, sizeof why), 0);
+        assert_int_equal(st.prop[AG_SLICE_WEIGHT].action, AG_SLICE_WRITTEN);
+        snprintf(p, sizeof p, "%s/50-CPUWeight.conf.new", f->dropd);
+        put(p, "[Slice]\nCPUWeight=500\n");
+        snprintf(why, sizeof why, "%s/50-CPUWeight.conf", f->dropd);
+        assert_int_equal(rename(p, why), 0);
+        why[0] = 0;
+        assert_int_equal(fake_apply(f, &v, &st, why, sizeof why), 0);
+        calls_equal(f, "");
+        assert_int_equal(st.prop[AG_SLICE_WEIGHT].action, AG_SLICE_ADMIN);
+        assert_string_equal(st.prop[AG_SLICE_WEIGHT].admin_value, "500");
+        /* and without the rule it stays: not the module's to take back */
+        v.weight_set = false;
+        assert_int_equal(fake_apply(f, &v, &st, why, sizeof why), 0);
+        calls_equal(f, "");
+        assert_int_equal(st.prop[AG_SLICE_WEIGHT].action, AG_SLICE_LEFT);
+        assert_true(exists(f->dropd, "50-CPUWeight.conf"));
+}
+/* No manager to answer: an error with a reason, the rule's properties
+ * marked failed (the module's log line names them), nothing recorded. */
+static void test_slice_no_manager(void **state) {
+        Fake *f = *state;
+        char address[160], why[256] = "", what[512];
+        AgSystemdPaths paths = { .bus_address = address, .control_dir = f->ctl, .record_dir = f->rec };
+        AgUnitValues v = { .cpu_weight = 300, .weight_set = true, .cpu_quota_per_sec_usec = AG_SYSTEMD_USEC_INFINITY };
+        AgSliceState st;
+
+        snprintf(address, sizeof address, "unix:path=%s", f->sock);   /* nobody listens */
+        assert_true(ag_systemd_apply_user_slice(&paths, 5, &v, &st, why, sizeof why) < 0);
+        print_message("# %s\n", why);
+        assert_true(why[0] != 0);
+        assert_int_equal(st.prop[AG_SLICE_WEIGHT].action, AG_SLICE_FAILED);
+        assert_int_equal(st.prop[AG_SLICE_QUOTA].action, AG_SLICE_LEFT);
+        ag_slice_state_format(&st, &v, what, sizeof what);
+        assert_non_null(strstr(what, "CPUWeight=300 refused"));
+        assert_false(exists(f->rec, "user-5.slice"));
+}
+#endif
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mode_names),
@@ -914,6 +1323,13 @@ int main(void) {
 #ifdef AG_HAVE_SDBUS
                 cmocka_unit_test_setup_teardown(test_run_place_request, dirs_setup, dirs_teardown),
                 cmocka_unit_test_setup_teardown(test_run_place_name_taken, dirs_setup, dirs_teardown),
+#endif
+                cmocka_unit_test(test_slice_gc),
+#ifdef AG_HAVE_SDBUS
+                cmocka_unit_test_setup_teardown(test_slice_idle_refused, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_slice_no_rule, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_slice_precedence, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_slice_no_manager, fake_setup, fake_teardown),
 #endif
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
