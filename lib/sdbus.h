@@ -20,6 +20,7 @@ typedef struct {
 } sd_bus_error;
 
 #define SD_BUS_ERROR_NULL ((const sd_bus_error) { NULL, NULL, 0 })
+#define SD_BUS_ERROR_INVALID_ARGS "org.freedesktop.DBus.Error.InvalidArgs"
 #endif
 
 /* Internal to lib/systemd*.c: the sd-bus functions, from libsystemd.so.0
