@@ -80,7 +80,7 @@ check_eq "the caller was in login/ and the close ran" "$S/login close=PAM_SUCCES
         "$(val cgroup "$T/def.out") $(grep -o '^close=.*' "$T/def.out")"
 check "the session is gone after close" test ! -e "$CG2$S"
 expect_refused agdrv "$U/def.att"
-check_eq "enter in the login's shell: exit 0, silent, not moved" "0 $S/login" "$(tr '\n' ' ' <"$U/def.enter" | sed 's/ $//')"
+check_eq "enter in the login's shell: exit 0, silent, into root's leaf-1" "0 $S/leaf-1" "$(tr '\n' ' ' <"$U/def.enter" | sed 's/ $//')"
 # the default is the safe one: no line at every login of a busy server
 check_not "no 'not delegated' line at a login with the default options" \
         grep -q "session $S of $UA not delegated" "$SYSLOG"

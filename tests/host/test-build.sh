@@ -63,7 +63,7 @@ unshare -m --propagation private sh -c "mount -t tmpfs -o mode=0755 agtest-run /
         mkdir -p /run/systemd/system && '$AGDRV' --pam '$T' agsd '$UA' open close" >"$T/sd.out" 2>&1
 check "mode=systemd login: the login goes on" grep -q '^open=PAM_SUCCESS' "$T/sd.out"
 log_has "mode=systemd: the module reached for the bus (one line naming the slice)" \
-        "user-$IA.slice for $UA through systemd: "
+        "user-$IA.slice for $UA through systemd"
 if have_syslog; then
         check_not "  and does not say it was built without libsystemd" grep -q "built without libsystemd" "$SYSLOG"
 fi
