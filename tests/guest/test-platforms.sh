@@ -24,7 +24,7 @@
 #    older distributions): cpu is taken out of cgroup v2 and bound to a v1
 #    "cpu,cpuacct" hierarchy; the module finds it through mountinfo, writes
 #    shares and quota, the helper's status shows CPU time from
-#    cpuacct.usage; a nested terminal's enter (no --root) gets its sid-<pid>
+#    cpuacct.usage; a nested terminal's enter (no --root) gets root's leaf-1
 #    leaf there; cleanup. It changes the guest's cgroup setup, so it runs
 #    last.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
@@ -192,26 +192,28 @@ TERM
         chmod 644 "$T/$1.term"
         echo "sh $T/$1.term"
 }
-# tab_checks NAME WHERE WEIGHT: the terminal of login NAME; WHERE is the cpu
-# hierarchy's mount as this script sees it, WEIGHT a new leaf's cpu.weight
-# (v2) or cpu.shares (v1)
+# tab_checks NAME WHERE WEIGHT [LEAF]: the terminal of login NAME; WHERE is the
+# cpu hierarchy's mount as this script sees it, WEIGHT a new leaf's cpu.weight
+# (v2) or cpu.shares (v1), LEAF the leaf it gets: sid-<pid> in a delegated
+# session (v2, delegate=yes), root's leaf-1 where delegate=yes is refused (v1)
 tab_checks() {
-        local n=$1 at=$2 w=$3 S P
+        local n=$1 at=$2 w=$3 S P L
         S=$(field AUTOGROUP_SESSION "$T/$n.out"); P=$(field pid "$U/$n.tab" | cut -d' ' -f1)
+        L=${4:-sid-$P}
         sed "s/^/# $n: /" "$U/$n.tab"
         check_eq "($n) login and logout: PAM_SUCCESS" "PAM_SUCCESS PAM_SUCCESS" "$(field open "$T/$n.out") $(field close "$T/$n.out")"
         check "($n) the module's AUTOGROUP_SESSION names root=$ROOT (not the default)" grep -q "^AUTOGROUP_SESSION=/$ROOT/user-$IA/[^/]*\$" "$T/$n.out"
         check_eq "($n) the terminal has it and leads its session" "$S $P sid=$P" "$(field hint "$U/$n.tab") $(field pid "$U/$n.tab")"
         check_eq "($n) enter without the hint: the default root, nothing, exit 0" \
                 "[$P: not inside a pam_autogroup session of this user, nothing to do] rc=0 cg=$S/login" "$(field nohint "$U/$n.tab")"
-        check_eq "($n) enter (no --root): moved into its sid-$P leaf of the session of root=$ROOT" \
-                "[$P: moved into its leaf: $S/sid-$P] rc=0 cg=$S/sid-$P" "$(field enter "$U/$n.tab")"
+        check_eq "($n) enter (no --root): moved into its $L leaf of the session of root=$ROOT" \
+                "[$P: moved into its leaf: $S/$L] rc=0 cg=$S/$L" "$(field enter "$U/$n.tab")"
         check_eq "($n) enter again: already there" \
-                "[$P: already in its leaf, nothing to do: $S/sid-$P] rc=0 cg=$S/sid-$P" "$(field again "$U/$n.tab")"
+                "[$P: already in its leaf, nothing to do: $S/$L] rc=0 cg=$S/$L" "$(field again "$U/$n.tab")"
         check_eq "($n) the leaf is a cpu group of its own: weight $w" "$w" "$(field weight "$U/$n.tab")"
         check_eq "($n) status (no --root): exit 0" 0 "$(field status_rc "$U/$n.tab")"
         check "($n) status lists the session of root=$ROOT" grep -q "$(basename "$S")" "$U/$n.status"
-        check "($n)   and the terminal's leaf" grep -q "sid-$P" "$U/$n.status"
+        check "($n)   and the terminal's leaf" grep -q "$L" "$U/$n.status"
         check_not "($n) status without the hint: not that session" grep -q "$(basename "$S")" "$U/$n.status-nohint"
         check "($n) the leaf went with the session at logout" test ! -e "$at$S"
 }
@@ -347,8 +349,10 @@ check_eq "user B's group: cpu.shares 4096 (weight 400)" 4096 "$(cat "$V1/$ROOT/u
 check_eq "user B's group: cpu.cfs_quota_us 150000 (max 150%)" 150000 "$(cat "$V1/$ROOT/user-$IB/cpu.cfs_quota_us" 2>/dev/null)"
 check_eq "  cpu.cfs_period_us 100000" 100000 "$(cat "$V1/$ROOT/user-$IB/cpu.cfs_period_us" 2>/dev/null)"
 check_eq "the session: cpu.shares 1024" 1024 "$(cat "$V1$S/cpu.shares" 2>/dev/null)"
-check_eq "the session, its cgroup.procs and tasks are the user's" "$UB $UB $UB" \
+check_eq "the session, its cgroup.procs and tasks stay root's (delegate=yes is refused on v1)" "root root root" \
         "$(owner "$V1$S") $(owner "$V1$S/cgroup.procs") $(owner "$V1$S/tasks")"
+check_eq "  its leaves are root's but their cgroup.procs, the user's" "root $UB root" \
+        "$(owner "$V1$S/leaf-1") $(owner "$V1$S/leaf-1/cgroup.procs") $(owner "$V1$S/leaf-1/tasks")"
 check_eq "  its cpu.shares and cpuacct.usage stay root's" "root root" "$(owner "$V1$S/cpu.shares") $(owner "$V1$S/cpuacct.usage")"
 check "cpuacct counts the session's CPU time" test "$(cat "$V1$S/cpuacct.usage" 2>/dev/null || echo 0)" -gt 0
 "$HELPER" --root "$ROOT" status --json >"$T/v1.json" 2>&1
@@ -368,7 +372,7 @@ check "status (text): the session's row ends with a time, not '-'" grep -qE "$(b
 as_user "$UB" "echo 262144 > $V1$S/cpu.shares" 2>/dev/null
 check_eq "the user cannot raise the session's shares" 1024 "$(cat "$V1$S/cpu.shares" 2>/dev/null)"
 "$AGDRV" --pam "$T" agtest "$UA" open env cgroup run-user "$(term_cmd v1t "$V1")" close cgroup >"$T/v1t.out" 2>&1
-tab_checks v1t "$V1" 1024
+tab_checks v1t "$V1" 1024 leaf-1
 kill "$VS" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$VS" ] || break; sleep 0.05; done
 touch "$T/v1.go"; wait "$PV1" 2>/dev/null
 check_eq "logout: PAM_SUCCESS" "PAM_SUCCESS" "$(field close "$T/v1.out")"

@@ -90,8 +90,8 @@ check_eq "the session directory is root's (delegate=yes refused on v1)" root "$(
 log_has "one log line says so" "delegate=yes refused on cgroup v1 .*$SA of $UA stays root's"
 check_eq "the user cannot make a sub-group with its own quota" refused "$(cat "$U/a.ready")"
 check_eq "the user cannot build a chain of nested groups (0 of 4,100 levels)" 0 "$(cat "$U/a.chain" 2>/dev/null)"
-check_eq "the session holds login/ and nothing else" "login" \
-        "$(find "$CPU$SA" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | tr '\n' ' ' | sed 's/ $//')"
+check_eq "the session holds login/ and root's leaves, nothing else" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 login" \
+        "$(find "$CPU$SA" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | tr '\n' ' ' | sed 's/ $//')"
 conf "$UA max 20%"
 drv "$UA" open cgroup close >"$T/a1.out" 2>&1
 check "the next login is grouped" grep -q "^cgroup=/$ROOT/user-$IA/" "$T/a1.out"
