@@ -113,6 +113,9 @@ static void check_rule(const AgConfig *c, const AgRule *r) {
         case AG_ITEM_INTERACTIVE:
                 CHECK(r->value >= 0 && r->value <= AG_INTERACTIVE_MAX);
                 break;
+        case AG_ITEM_LEAVES:
+                CHECK(r->value >= 0 && r->value <= AG_LEAVES_MAX);
+                break;
         default:
                 CHECK(r->value == 0 || r->value == 1);
         }
@@ -127,6 +130,7 @@ static void check_policy(const AgConfig *c, const AgPolicy *p) {
         CHECK(p->max_pct == AG_MAX_NONE || (p->max_pct >= 1 && p->max_pct <= AG_MAX_PCT_MAX));
         CHECK((unsigned) p->latency < _AG_LATENCY_MAX);
         CHECK(p->interactive <= AG_INTERACTIVE_MAX);
+        CHECK(p->leaves <= AG_LEAVES_MAX);
         for (size_t i = 0; i < _AG_ITEM_MAX; i++)
                 if (p->source[i]) {
                         check_rule(c, p->source[i]);
