@@ -86,6 +86,10 @@ static int login(const char *confdir, const char *user, Stats *s, bool record, e
                 fprintf(stderr, "loginbench: %s: pam_start_confdir: %d\n", s->service, rc);
                 return -1;
         }
+        /* a service named *-tty: a login on a terminal (sshd with a pty, login, su in one) */
+        size_t len = strlen(s->service);
+        if (len > 4 && strcmp(s->service + len - 4, "-tty") == 0)
+                (void) pam_set_item(pamh, PAM_TTY, "/dev/tty");
         t1 = now_us();
         rc = pam_open_session(pamh, 0);
         if (rc != PAM_SUCCESS) {

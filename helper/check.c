@@ -70,6 +70,7 @@ void ag_item_value_format(AgItem item, long value, char *buf, size_t size) {
                 break;
         case AG_ITEM_INTERACTIVE:
         case AG_ITEM_LEAVES:
+        case AG_ITEM_LEAVES_NOTTY:
                 snprintf(buf, size, "%ld", value);
                 break;
         default:
@@ -338,6 +339,7 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                 case AG_ITEM_LATENCY: v = (long) p.latency; break;
                 case AG_ITEM_INTERACTIVE: v = (long) p.interactive; break;
                 case AG_ITEM_LEAVES: v = (long) p.leaves; break;
+                case AG_ITEM_LEAVES_NOTTY: v = (long) p.leaves_notty; break;
                 default: v = p.idle; break;
                 }
                 if (item == AG_ITEM_POOL)

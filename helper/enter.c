@@ -31,7 +31,7 @@ static const char *const result_table[_AG_ENTER_RESULT_MAX] = {
         [AG_ENTER_SCOPE_FAILED] = "the user manager did not move it, left where it is",
         [AG_ENTER_LOGIN_SHELL] = "the login's own shell, left in its session scope",
         [AG_ENTER_NO_FREE_LEAF] = "every leaf of the session holds processes, left where it is",
-        [AG_ENTER_NO_LEAVES] = "the session has no leaves (autogroup.conf: leaves 0), nothing to do",
+        [AG_ENTER_NO_LEAVES] = "the session has no leaves (autogroup.conf: leaves 0, or leaves-notty 0 for a login without a terminal), nothing to do",
 };
 
 const char *ag_enter_result_to_string(AgEnterResult r) {

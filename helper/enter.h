@@ -30,7 +30,7 @@ typedef enum AgEnterResult {
         AG_ENTER_SCOPE_FAILED,         /* logind host: the user manager could not be asked, or refused */
         AG_ENTER_LOGIN_SHELL,          /* logind host: the login's own shell stays in its session scope */
         AG_ENTER_NO_FREE_LEAF,         /* every leaf of the session holds processes: left where it is */
-        AG_ENTER_NO_LEAVES,            /* the session has no leaves (the item leaves is 0) */
+        AG_ENTER_NO_LEAVES,            /* the session has no leaves (the item leaves or leaves-notty is 0) */
         _AG_ENTER_RESULT_MAX,
 } AgEnterResult;
 

@@ -13,6 +13,7 @@
  * item:   weight (1..10000) | max (N% or none) | sessions (yes|no) | idle (yes|no)
  *         | latency (0|batch, 1|normal, 2|interactive, 3|audio)
  *         | pool (NAME or none) | interactive (0|1|2) | leaves (0..64)
+ *         | leaves-notty (0..64)
  * pools:  pool:NAME <weight|max|idle> <value> gives the pool NAME its limits
  *
  * Malformed lines are reported through the error callback (file, line,
@@ -49,7 +50,8 @@ typedef enum AgItem {
         /* pools */
         AG_ITEM_POOL,                  /* value in AgRule.str (NULL: "none") */
         AG_ITEM_INTERACTIVE,           /* 0..AG_INTERACTIVE_MAX: leaf weights of latency classes */
-        AG_ITEM_LEAVES,                /* 0..AG_LEAVES_MAX: root-made leaves of each session */
+        AG_ITEM_LEAVES,                /* 0..AG_LEAVES_MAX: root-made leaves of a login with a terminal */
+        AG_ITEM_LEAVES_NOTTY,          /* 0..AG_LEAVES_MAX: the same for a login without one */
         _AG_ITEM_MAX,
 } AgItem;
 
@@ -72,12 +74,18 @@ typedef enum AgLatency {
 #define AG_INTERACTIVE_MAX 2
 #define AG_INTERACTIVE_DEFAULT 0
 
-/* The item "leaves": how many leaves root makes in each session at open,
- * for the user's terminals and "autogroup run" commands (lib/place.h). The
+/* The item "leaves": how many leaves root makes at open in the session of
+ * a login that may have a terminal (ag_tty_is_terminal(): PAM_TTY a
+ * terminal device, an X display, or sshd's "ssh"), for
+ * the user's terminals and "autogroup run" commands (lib/place.h). The
  * default serves a tmux with four panes and two "autogroup run" commands
- * beside the login's own shell in login/. */
+ * beside the login's own shell in login/. The item "leaves-notty": the same
+ * for a login without one (cron; su, runuser or sudo in a script),
+ * which starts no terminals: by default none, so that such a login costs
+ * no more than a session with login/ alone. */
 #define AG_LEAVES_MAX 64
 #define AG_LEAVES_DEFAULT 6
+#define AG_LEAVES_NOTTY_DEFAULT 0
 
 /* "batch", "normal", "interactive", "audio"; NULL out of range. */
 const char *ag_latency_to_string(AgLatency l);
@@ -94,7 +102,7 @@ typedef struct AgRule {
         AgItem item;
         long value;                    /* weight; max in percent or AG_MAX_NONE; 0/1 for booleans;
                                         * an AgLatency for latency; 0..2 for interactive;
-                                        * 0..AG_LEAVES_MAX for leaves */
+                                        * 0..AG_LEAVES_MAX for leaves, leaves-notty */
         const char *file;              /* points into AgConfig.files, valid as long as the config */
         unsigned line;
         /* pools */

@@ -46,6 +46,7 @@ static const char *const item_table[_AG_ITEM_MAX] = {
         [AG_ITEM_LATENCY]  = "latency",
         [AG_ITEM_INTERACTIVE] = "interactive",
         [AG_ITEM_LEAVES]   = "leaves",
+        [AG_ITEM_LEAVES_NOTTY] = "leaves-notty",
 };
 
 /* latency classes */
@@ -270,6 +271,7 @@ const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
                 return NULL;
 
         case AG_ITEM_LEAVES:
+        case AG_ITEM_LEAVES_NOTTY:
                 if (parse_decimal(f->p, f->n, AG_LEAVES_MAX, &v) < 0)
                         return MSG_LEAVES;
                 *ret = (long) v;

@@ -113,6 +113,7 @@ static int cgroupfs_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) 
                 .config = p->config,
                 /* v1: never (see AgLogin.delegate_refused) */
                 .delegate = p->delegate && h->version == 2,
+                .terminal = p->terminal,
                 .removed = p->removed,
                 .removed_userdata = p->removed_userdata,
         };

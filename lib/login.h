@@ -99,6 +99,7 @@ typedef struct AgLoginParams {
         const AgConfig *config;        /* names the places swept at open */
         bool delegate;                 /* delegate=yes */
         bool logind_session;           /* pam_systemd already made this login's session (XDG_SESSION_ID) */
+        bool terminal;                 /* the login has a terminal (ag_tty_is_terminal() of PAM_TTY) */
         ag_removed_fn removed;         /* told of each group a sweep removes (may be NULL) */
         void *removed_userdata;
 } AgLoginParams;

@@ -23,6 +23,7 @@ void ag_policy_init(AgPolicy *ret) {
                 .latency = AG_LATENCY_DEFAULT,
                 .interactive = AG_INTERACTIVE_DEFAULT,
                 .leaves = AG_LEAVES_DEFAULT,
+                .leaves_notty = AG_LEAVES_NOTTY_DEFAULT,
         };
 }
 
@@ -213,6 +214,8 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
                 p.interactive = (unsigned) best[AG_ITEM_INTERACTIVE]->value;
         if (best[AG_ITEM_LEAVES] && (unsigned long) best[AG_ITEM_LEAVES]->value <= AG_LEAVES_MAX)
                 p.leaves = (unsigned) best[AG_ITEM_LEAVES]->value;
+        if (best[AG_ITEM_LEAVES_NOTTY] && (unsigned long) best[AG_ITEM_LEAVES_NOTTY]->value <= AG_LEAVES_MAX)
+                p.leaves_notty = (unsigned) best[AG_ITEM_LEAVES_NOTTY]->value;
         /* pools */
         if (best[AG_ITEM_POOL] && best[AG_ITEM_POOL]->str)
                 snprintf(p.pool, sizeof p.pool, "%s", best[AG_ITEM_POOL]->str);

@@ -22,7 +22,8 @@ typedef struct AgPolicy {
         /* pools */
         char pool[AG_POOL_NAME_MAX + 1]; /* the user's pool; "" for none (the default) */
         unsigned interactive;          /* 0..AG_INTERACTIVE_MAX, default 0 */
-        unsigned leaves;               /* 0..AG_LEAVES_MAX, default AG_LEAVES_DEFAULT */
+        unsigned leaves;               /* 0..AG_LEAVES_MAX, default AG_LEAVES_DEFAULT: a login with a terminal */
+        unsigned leaves_notty;         /* 0..AG_LEAVES_MAX, default AG_LEAVES_NOTTY_DEFAULT: one without */
 } AgPolicy;
 
 /* Answers whether the user is a member of group (primary or supplementary).

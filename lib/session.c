@@ -95,7 +95,7 @@ static int make_root_leaf(const AgHierarchy *h, int sfd, const char *name, unsig
  * is there). */
 static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, unsigned *ret_leaves,
                        unsigned *ret_classes) {
-        unsigned n = p->policy->leaves, level = p->policy->interactive;
+        unsigned n = p->terminal ? p->policy->leaves : p->policy->leaves_notty, level = p->policy->interactive;
         char name[32];
         int r;
 
@@ -436,6 +436,32 @@ static unsigned remove_root_leaves(int sfd, const AgSession *s, unsigned *budget
         return n;
 }
 
+/* Whether a process is left in one of the leaves open made (a tmux server,
+ * a nohup'd job): 1 yes, 0 no. Reads their cgroup.procs by name, the user's
+ * files below root's directories. */
+static int root_leaves_in_use(int sfd, const AgSession *s) {
+        char name[48];
+
+        for (unsigned i = 0; i < s->leaves + _AG_LATENCY_MAX; i++) {
+                int r;
+
+                if (i < s->leaves)
+                        r = ag_root_leaf_name(i + 1, name, sizeof name - sizeof "/cgroup.procs");
+                else if (s->class_leaves & (1U << (i - s->leaves)))
+                        r = ag_class_leaf_name(i - s->leaves, name, sizeof name - sizeof "/cgroup.procs");
+                else
+                        continue;
+                if (r < 0)
+                        continue;
+                strcat(name, "/cgroup.procs");
+                _cleanup_close_ int fd = openat(sfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+                char c;
+                if (fd >= 0 && read(fd, &c, 1) == 1)
+                        return 1;
+        }
+        return 0;
+}
+
 int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_removed_fn removed, void *userdata) {
         _cleanup_free_ char *current = NULL;
 
@@ -494,15 +520,28 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
                          * gone first, one rmdir removes the session. Counted
                          * as the walk below would have (one directory visited
                          * and removed); when it stays, the walk deals with it. */
+                        bool keep = false;
                         if (ag_cg_open(ufd, s->name, &sfd) >= 0) {
+                                bool login_busy = false;
+
                                 if (unlinkat(sfd, AG_LOGIN_LEAF, AT_REMOVEDIR) == 0) {
                                         budget--;
                                         n++;
+                                } else
+                                        login_busy = errno == EBUSY;
+                                /* A session of root's leaves that lives on (a
+                                 * tmux server, a nohup'd job) keeps its free
+                                 * leaves for the panes still to come: it goes
+                                 * whole once empty (a later sweep, the watcher). */
+                                if (s->leaves > 0 || s->class_leaves) {
+                                        keep = login_busy || root_leaves_in_use(sfd, s) > 0;
+                                        if (!keep)
+                                                n += remove_root_leaves(sfd, s, &budget);
                                 }
-                                n += remove_root_leaves(sfd, s, &budget);
                         }
                         sfd = safe_close(sfd);
-                        result = ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
+                        result = keep ? -EBUSY
+                                      : ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
                         if (result == 0 && n > 0 && removed)
                                 removed(userdata, s->path, NULL);
                 }

@@ -70,6 +70,8 @@ typedef struct AgOpenParams {
         const AgConfig *config;        /* names the places swept at open (NULL: only the user's own) */
         bool delegate;                 /* hand the session group to the user (see the layout above);
                                         * cgroup v2 only, ignored on v1 */
+        bool terminal;                 /* a login with a terminal: policy->leaves root's leaves,
+                                        * else policy->leaves_notty */
         /* told of every group the sweep at open removes (may be NULL) */
         ag_removed_fn removed;
         void *removed_userdata;

@@ -5,9 +5,11 @@
 
 /* Small helpers shared by the library, the module and the helper: number
  * parsing, small reads and writes relative to a directory fd, a process's
- * uids (and the one ownership rule built on them), parent and session. */
+ * uids (and the one ownership rule built on them), parent and session;
+ * whether a login's PAM_TTY is a terminal. */
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,4 +242,30 @@ int ag_pid_parent_session(pid_t pid, pid_t *ret_ppid, pid_t *ret_sid) {
         *ret_ppid = (pid_t) v[0];
         *ret_sid = (pid_t) v[2];
         return 0;
+}
+
+bool ag_tty_is_terminal(const char *tty) {
+        _cleanup_close_ int dfd = -1;
+        const char *rel;
+        struct stat st;
+
+        if (!tty || !*tty)
+                return false;
+        if (tty[0] == ':')
+                return true;    /* an X display: a graphical login, whose terminals are windows */
+        /* sshd opens the session before the client asks for a pty (or for
+         * scp, sftp, a command), with PAM_TTY "ssh" in every case */
+        if (strcmp(tty, "ssh") == 0)
+                return true;
+        rel = strncmp(tty, "/dev/", 5) == 0 ? tty + 5 : tty;
+        /* a name below /dev, never above it */
+        if (!*rel || rel[0] == '/')
+                return false;
+        for (const char *c = rel; c; c = strchr(c, '/'), c = c ? c + 1 : NULL)
+                if (strncmp(c, "..", 2) == 0 && (c[2] == '/' || c[2] == 0))
+                        return false;
+        dfd = open("/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (dfd < 0)
+                return false;
+        return fstatat(dfd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode);
 }

@@ -93,3 +93,9 @@ int ag_pid_uids(pid_t pid, uid_t ret_uids[static 4]);
 int ag_pid_owned_by(pid_t pid, uid_t uid);
 /* The parent pid and session id of pid, from /proc/PID/stat. */
 int ag_pid_parent_session(pid_t pid, pid_t *ret_ppid, pid_t *ret_sid);
+/* Whether a login whose PAM_TTY is tty may have a terminal: an X display
+ * (":0"), a character device below /dev ("/dev/pts/3", "tty1", "hvc0"), or
+ * "ssh" (sshd sets it before it knows whether a pty follows). Not one: NULL,
+ * "", and the names other clients set without a terminal ("cron", "ftp").
+ * Looks only below /dev, without following a last symbolic link. */
+bool ag_tty_is_terminal(const char *tty);

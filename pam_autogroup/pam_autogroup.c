@@ -179,6 +179,8 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         log_policy(pamh, &ctl, user, l, &policy, &pool_policy);
 
         struct removed_ctx rc = REMOVED_CTX(pamh, &ctl, user, pw->pw_uid);
+        const void *tty = NULL;
+        (void) pam_get_item(pamh, PAM_TTY, &tty);
         AgLoginParams p = {
                 .root = ctl.root,
                 .uid = pw->pw_uid,
@@ -188,6 +190,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 .config = config,
                 .delegate = ctl.delegate > 0,
                 .logind_session = pam_getenv(pamh, "XDG_SESSION_ID") != NULL,
+                .terminal = ag_tty_is_terminal(tty),
                 .removed = on_removed,
                 .removed_userdata = &rc,
         };

@@ -18,6 +18,7 @@
 #include "env.h"
 #include "escape.h"
 #include "module.h"
+#include "util.h"
 
 /* How long the watcher of a closed session that still holds processes
  * waits for them to exit (then "autogroup gc", run by a timer, removes it). */
@@ -270,6 +271,13 @@ void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditCon
                 pam_syslog(pamh, LOG_WARNING, "cannot make the leaves of %s%s: %s; the session is grouped, with %u "
                            "leaves for terminals and autogroup run", h->mount, s->path, strerror(-s->leaves_error),
                            s->leaves);
+        if (AG_DEBUG(ctl) && s->name && (ctl->delegate <= 0 || h->version == 1)) {
+                const void *tty = NULL;
+                (void) pam_get_item(pamh, PAM_TTY, &tty);
+                pam_syslog(pamh, LOG_DEBUG, "session %s: %u of root's leaves (item %s: a login %s a terminal, "
+                           "PAM_TTY %s)", s->path, s->leaves, ag_tty_is_terminal(tty) ? "leaves" : "leaves-notty",
+                           ag_tty_is_terminal(tty) ? "with" : "without", tty ? (const char *) tty : "unset");
+        }
         if (l->delegate_refused)
                 pam_syslog(pamh, LOG_NOTICE, "delegate=yes refused on cgroup v1 (groups a user made there could "
                            "hold off a cap): %s%s of %s stays root's", h->mount, s->path, user);

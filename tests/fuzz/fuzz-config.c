@@ -114,6 +114,7 @@ static void check_rule(const AgConfig *c, const AgRule *r) {
                 CHECK(r->value >= 0 && r->value <= AG_INTERACTIVE_MAX);
                 break;
         case AG_ITEM_LEAVES:
+        case AG_ITEM_LEAVES_NOTTY:
                 CHECK(r->value >= 0 && r->value <= AG_LEAVES_MAX);
                 break;
         default:
@@ -131,6 +132,7 @@ static void check_policy(const AgConfig *c, const AgPolicy *p) {
         CHECK((unsigned) p->latency < _AG_LATENCY_MAX);
         CHECK(p->interactive <= AG_INTERACTIVE_MAX);
         CHECK(p->leaves <= AG_LEAVES_MAX);
+        CHECK(p->leaves_notty <= AG_LEAVES_MAX);
         for (size_t i = 0; i < _AG_ITEM_MAX; i++)
                 if (p->source[i]) {
                         check_rule(c, p->source[i]);

@@ -9,6 +9,10 @@
  *   open | close          pam_open_session / pam_close_session; prints "open=<rc name>"
  *   delegate=yes|no       --lib: whether the next opens hand the session to USER (default no,
  *                         like the module; with --pam the module line decides)
+ *   tty=NAME              PAM_TTY for the next opens (--lib: whether they are a login with a
+ *                         terminal, as the module decides it); "tty=" unsets it. Default
+ *                         "ssh": a login that may have a terminal, as every one of sshd
+ *                         (no /dev needed)
  *   env                   prints AUTOGROUP_SESSION (and AUTOGROUP_INTERACTIVE when set) from
  *                         the PAM environment
  *   cgroup                prints this process's cgroup in the cpu (or given) hierarchy
@@ -123,6 +127,7 @@ int main(int argc, char **argv) {
                         fprintf(stderr, "agdrv: pam_start_confdir: %d\n", rc);
                         return 2;
                 }
+                (void) pam_set_item(pamh, PAM_TTY, "ssh");
         } else {
                 int r = ag_hierarchy_from_mount(argv[2], &h);
                 if (r < 0) {
@@ -132,7 +137,7 @@ int main(int argc, char **argv) {
                 ag_policy_init(&policy);
         }
 
-        bool delegate = false;
+        bool delegate = false, terminal = true;
         for (i = 5; i < argc; i++) {
                 const char *a = argv[i];
 
@@ -145,7 +150,7 @@ int main(int argc, char **argv) {
                                 const char *what = NULL;
                                 AgOpenParams p = { .root = argv[3], .uid = pw->pw_uid, .gid = pw->pw_gid,
                                                    .policy = &policy, .audit_session = AG_AUDIT_SESSION_UNSET,
-                                                   .delegate = delegate };
+                                                   .delegate = delegate, .terminal = terminal };
                                 rc = ag_session_open(h, &p, &s, &what);
                                 if (rc < 0)
                                         fprintf(stderr, "agdrv: %s: %s\n", what, strerror(-rc));
@@ -156,6 +161,10 @@ int main(int argc, char **argv) {
                         printf("%s=%s\n", a, pam ? rc_name(rc) : (rc == 0 ? "0" : strerror(-rc)));
                         if (rc != 0)
                                 failed = 1;
+                } else if (strncmp(a, "tty=", 4) == 0) {
+                        terminal = ag_tty_is_terminal(a + 4);
+                        if (pam)
+                                (void) pam_set_item(pamh, PAM_TTY, a[4] ? a + 4 : NULL);
                 } else if (strcmp(a, "delegate=yes") == 0 || strcmp(a, "delegate=no") == 0) {
                         delegate = strcmp(a, "delegate=yes") == 0;
                 } else if (strcmp(a, "env") == 0) {

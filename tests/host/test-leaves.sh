@@ -142,6 +142,57 @@ check "run --latency audio puts the command in class-audio" grep -q '/class-audi
 check_eq "the user cannot lower or raise the class leaf's weight" refused "$(tail -n1 "$U/cls.w")"
 echo "* weight 100" >"$CONF"
 
+echo "# 5b. a login without a terminal (cron, su or sudo in a script, ftp): no leaves by default"
+# the session's groups, as the login's own process finds them
+lsess="ls $CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup)"
+nleaves() { grep -E '^(leaf-|login|class-)' "$1" | tr '\n' ' ' | sed 's/ $//'; }
+for t in "" cron ftp ../dev/tty /dev/../dev/tty /etc/passwd /dev/pts; do
+        "$AGDRV" --pam "$T" agdef "$UA" "tty=$t" open run-user "$lsess >$U/notty.ls" close >/dev/null 2>&1
+        check_eq "PAM_TTY '${t:-unset}': login/ only" "login" "$(nleaves "$U/notty.ls")"
+done
+for t in /dev/tty tty ":0" ssh; do
+        "$AGDRV" --pam "$T" agdef "$UA" "tty=$t" open run-user "$lsess >$U/tty.ls" close >/dev/null 2>&1
+        check_eq "PAM_TTY '$t' (a terminal): login/ and six leaves" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 login" \
+                "$(nleaves "$U/tty.ls")"
+done
+printf '%s\n' "* leaves-notty 2" "$UB leaves 1" "$UB interactive 1" >"$CONF"
+"$AGDRV" --pam "$T" agdef "$UA" tty= open run-user "$lsess >$U/notty.ls" close >/dev/null 2>&1
+check_eq "leaves-notty 2: two leaves without a terminal" "leaf-1 leaf-2 login" "$(nleaves "$U/notty.ls")"
+"$AGDRV" --pam "$T" agdef "$UB" tty= open run-user "$lsess >$U/notty-b.ls" close >/dev/null 2>&1
+check_eq "interactive 1 without a terminal: the class leaves all the same" \
+        "class-audio class-interactive leaf-1 leaf-2 login" "$(nleaves "$U/notty-b.ls")"
+"$AGDRV" --pam "$T" agdef "$UB" tty=/dev/tty open run-user "$lsess >$U/tty-b.ls" close >/dev/null 2>&1
+check_eq "leaves 1 with a terminal" "class-audio class-interactive leaf-1 login" "$(nleaves "$U/tty-b.ls")"
+echo "* weight 100" >"$CONF"
+"$AGDRV" --pam "$T" agdef "$UA" tty=cron open run-user "\"$HELPER\" --root $ROOT run --verbose -- sh -c 'sed -n \"s/^[0-9]*:cpu://p\" /proc/self/cgroup' >$U/cron.run 2>&1" \
+        close >/dev/null 2>&1
+check "run in a login without leaves says so and runs the command where it is" \
+        sh -c "grep -q 'the command runs where it is' '$U/cron.run' && grep -q '/login\$' '$U/cron.run'"
+
+echo "# 5c. a session that outlives its login (a tmux server) keeps its free leaves"
+# the "server": a terminal of its own, then, once the login has closed, a new "pane"
+cat >"$U/ling.sh" <<EOS
+"$HELPER" --root $ROOT enter --pid \$\$
+echo \$\$ >$U/ling.pid
+while [ ! -e $U/ling.go ]; do sleep 0.1; done
+setsid sh -c '"$HELPER" --root $ROOT enter --pid \$\$; sed -n "s/^[0-9]*:cpu://p" /proc/self/cgroup' </dev/null >$U/ling.pane 2>&1
+echo done >$U/ling.done
+exec sleep 300
+EOS
+"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "exec setsid sh $U/ling.sh" wait-file "$U/ling.pid" close \
+        >"$T/ling.out" 2>&1
+SL=$(val AUTOGROUP_SESSION "$T/ling.out"); PL=$(cat "$U/ling.pid"); track_pid "$PL"
+check_eq "the lingering process sits in leaf-1" "$SL/leaf-1" "$(cgof "$PL")"
+check_eq "after close: the session keeps leaf-1 .. leaf-6 (login/ went)" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6" \
+        "$(ls "$CPU$SL" | grep -E '^(leaf-|login|class-)' | tr '\n' ' ' | sed 's/ $//')"
+touch "$U/ling.go"; wait_for "$U/ling.done" done
+check_eq "a new pane of it still finds a free leaf" "$SL/leaf-2" "$(cat "$U/ling.pane")"
+kill "$PL" 2>/dev/null
+for i in $(seq 100); do [ -e "/proc/$PL" ] || break; sleep 0.1; done
+"$AGDRV" --pam "$T" agdef "$UA" tty= open close >/dev/null 2>&1
+check "once empty, the session goes whole (the next login's sweep, or the close watcher)" \
+        sh -c "for i in \$(seq 300); do [ -e '$CPU$SL' ] || exit 0; sleep 0.1; done; exit 1"
+
 echo "# 6. a real client: su -l with the default line, the attack from the login shell"
 if ldd "$AG_MODULE" 2>/dev/null | grep -q libasan; then
         # .ci/sanitize: su is not instrumented and cannot load this module
@@ -154,7 +205,7 @@ elif command -v su >/dev/null && command -v unshare >/dev/null; then
                 "session  required   pam_permit.so" \
                 "session  optional   $AG_MODULE root=$ROOT conf=$CONF" >"$T/pamd/su-l"
         timeout -k 5 120 unshare -m --propagation private \
-                sh -c "mount --bind '$T/pamd' /etc/pam.d && su -l $UA -c 'sh $U/attack.sh $U/su.att'" \
+                sh -c "mount --bind '$T/pamd' /etc/pam.d && script -qec \"su -l $UA -c 'sh $U/attack.sh $U/su.att'\" /dev/null" \
                 >"$T/su.out" 2>&1
         sed 's/^/#   /' "$U/su.att"
         SS=$(val session "$U/su.att")

@@ -221,12 +221,18 @@ echo "# 7. tmux and screen panes get root's leaves, one each; the administrator'
 mkdir -m 700 "$U/screen" && chown "$USR" "$U/screen"
 pane="$HELPER enter --pid \$\$; $P"
 # screen starts once tmux's pane has entered: one after the other, they take
-# leaf-1 and leaf-2; and su's login waits for screen's pane too: at its close
-# the free leaves go, a pane that enters later finds none
-su -l "$USR" -c "$P outer; tmux -S $U/tmux.sock new-session -d -s t '$pane tmux >$U/tmux.out; exec sleep 300';
-        i=0; until grep -q '^tmux.session=' $U/tmux.out 2>/dev/null || [ \$i -ge 600 ]; do sleep 0.05; i=\$((i + 1)); done;
-        SCREENDIR=$U/screen screen -dmS s sh -c '$pane screen >$U/screen.out; exec sleep 300';
-        i=0; until grep -q '^screen.session=' $U/screen.out 2>/dev/null || [ \$i -ge 600 ]; do sleep 0.05; i=\$((i + 1)); done" >"$T/mux.out" 2>&1
+# leaf-1 and leaf-2; and su's login waits for screen's pane too. su -l runs
+# on a terminal (script(1)'s pty), as a user at a terminal would: a login
+# without one gets no leaves (the item leaves-notty). At its close the session
+# lives on (the tmux and screen servers) and keeps its free leaves.
+cat >"$U/mux.sh" <<EOS
+$P outer; tmux -S $U/tmux.sock new-session -d -s t '$pane tmux >$U/tmux.out; exec sleep 300'
+i=0; until grep -q '^tmux.session=' $U/tmux.out 2>/dev/null || [ \$i -ge 600 ]; do sleep 0.05; i=\$((i + 1)); done
+SCREENDIR=$U/screen screen -dmS s sh -c '$pane screen >$U/screen.out; exec sleep 300'
+i=0; until grep -q '^screen.session=' $U/screen.out 2>/dev/null || [ \$i -ge 600 ]; do sleep 0.05; i=\$((i + 1)); done
+EOS
+chmod 644 "$U/mux.sh"
+script -qec "su -l $USR -c 'sh $U/mux.sh'" /dev/null </dev/null 2>&1 | tr -d '\r' >"$T/mux.out"
 sm=$(in_session outer "$T/mux.out" "$IU") || not_ok "tmux/screen: the user's su -l session (got '$(val outer.cgroup "$T/mux.out")')"
 wait_for "$U/tmux.out" '^tmux.session=' && wait_for "$U/screen.out" '^screen.session='
 i=0
@@ -234,6 +240,8 @@ for m in tmux screen; do
         i=$((i + 1))
         check_eq "$m: the pane runs in a leaf of its own" "$sm/leaf-$i" "$(val "$m.cgroup" "$U/$m.out")"
 done
+check "su's close kept the lingering session's free leaves for later panes (leaf-3 .. leaf-6)" \
+        sh -c "cd '$CPU$sm' && test -d leaf-3 -a -d leaf-4 -a -d leaf-5 -a -d leaf-6"
 "$HELPER" status >"$T/status.out" 2>&1
 check "status without --root names root=$ROOT and where it came from" \
         grep -q "^root=$ROOT from /etc/pam.d/common-session:[0-9]" "$T/status.out"

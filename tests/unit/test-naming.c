@@ -14,6 +14,7 @@
 #include "place.h"
 #include "session.h"
 #include "util.h"
+#include "util.h"
 
 static void test_session_name(void **state) {
         char buf[64];
@@ -192,6 +193,29 @@ static void test_session_path_split(void **state) {
         }
 }
 
+/* PAM_TTY: a terminal is an X display or a character device below /dev */
+static void test_tty_is_terminal(void **state) {
+        (void) state;
+        assert_true(ag_tty_is_terminal("/dev/tty"));
+        assert_true(ag_tty_is_terminal("tty"));
+        assert_true(ag_tty_is_terminal("/dev/null"));   /* a character device: the client's word */
+        assert_true(ag_tty_is_terminal(":0"));
+        assert_true(ag_tty_is_terminal(":1.0"));
+        assert_false(ag_tty_is_terminal(NULL));
+        assert_false(ag_tty_is_terminal(""));
+        assert_true(ag_tty_is_terminal("ssh"));         /* sshd, before it knows of a pty */
+        assert_false(ag_tty_is_terminal("ftp"));
+        assert_false(ag_tty_is_terminal("cron"));
+        assert_false(ag_tty_is_terminal("/dev/"));
+        assert_false(ag_tty_is_terminal("/dev/pts"));   /* a directory */
+        assert_false(ag_tty_is_terminal("../dev/tty"));
+        assert_false(ag_tty_is_terminal("/dev/../dev/tty"));
+        assert_false(ag_tty_is_terminal("pts/.."));
+        assert_false(ag_tty_is_terminal("/etc/passwd"));
+        assert_false(ag_tty_is_terminal("//dev/tty"));
+        assert_false(ag_tty_is_terminal("/dev/stdin")); /* a symbolic link: not followed */
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_session_name),
@@ -201,6 +225,7 @@ int main(void) {
                 cmocka_unit_test(test_mountinfo),
                 cmocka_unit_test(test_session_of_path),
                 cmocka_unit_test(test_session_path_split),
+                cmocka_unit_test(test_tty_is_terminal),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
