@@ -436,19 +436,21 @@ static unsigned remove_root_leaves(int sfd, const AgSession *s, unsigned *budget
         return n;
 }
 
-/* Whether a process is left in one of the leaves open made (a tmux server,
- * a nohup'd job): 1 yes, 0 no. Reads their cgroup.procs by name, the user's
- * files below root's directories. */
+/* Whether a process is left in one of the leaves open made (a terminal's
+ * tmux server, a nohup'd job the user moved there): 1 yes, 0 no. Reads
+ * their cgroup.procs by name, below root's directories. login/ does not
+ * count: what stays there (a process close could not move out, on a
+ * read-only cgroupfs) is no terminal's, and the removal reports it. */
 static int root_leaves_in_use(int sfd, const AgSession *s) {
         char name[48];
 
-        for (unsigned i = 0; i < s->leaves + _AG_LATENCY_MAX; i++) {
+        for (unsigned i = 1; i <= s->leaves + _AG_LATENCY_MAX; i++) {
                 int r;
 
-                if (i < s->leaves)
-                        r = ag_root_leaf_name(i + 1, name, sizeof name - sizeof "/cgroup.procs");
-                else if (s->class_leaves & (1U << (i - s->leaves)))
-                        r = ag_class_leaf_name(i - s->leaves, name, sizeof name - sizeof "/cgroup.procs");
+                if (i <= s->leaves)
+                        r = ag_root_leaf_name(i, name, sizeof name - sizeof "/cgroup.procs");
+                else if (s->class_leaves & (1U << (i - 1 - s->leaves)))
+                        r = ag_class_leaf_name(i - 1 - s->leaves, name, sizeof name - sizeof "/cgroup.procs");
                 else
                         continue;
                 if (r < 0)
@@ -522,19 +524,16 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
                          * and removed); when it stays, the walk deals with it. */
                         bool keep = false;
                         if (ag_cg_open(ufd, s->name, &sfd) >= 0) {
-                                bool login_busy = false;
-
                                 if (unlinkat(sfd, AG_LOGIN_LEAF, AT_REMOVEDIR) == 0) {
                                         budget--;
                                         n++;
-                                } else
-                                        login_busy = errno == EBUSY;
+                                }
                                 /* A session of root's leaves that lives on (a
                                  * tmux server, a nohup'd job) keeps its free
                                  * leaves for the panes still to come: it goes
                                  * whole once empty (a later sweep, the watcher). */
                                 if (s->leaves > 0 || s->class_leaves) {
-                                        keep = login_busy || root_leaves_in_use(sfd, s) > 0;
+                                        keep = root_leaves_in_use(sfd, s) > 0;
                                         if (!keep)
                                                 n += remove_root_leaves(sfd, s, &budget);
                                 }

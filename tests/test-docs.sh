@@ -166,13 +166,15 @@ do_status_v1() {
         local where="$1" body="$2"
         [ "$ACCT_APART" = 1 ] || { skip "$where: autogroup status as on cgroup v1 with cpuacct apart (${NO_LOGIN})"; return; }
         locale -a 2>/dev/null | grep -qiE '^c\.utf-?8$' || { skip "$where: autogroup status (no C.UTF-8 locale for its tree lines)"; return; }
-        printf '%s weight 400\n%s max 200%%\n' "$USR" "$USR" >"$T/status.conf"; chmod 644 "$T/status.conf"
-        service "session optional pam_autogroup.so conf=$T/status.conf delegate=yes"
+        # runuser -l has no terminal: leaves-notty gives its login the leaves a terminal's would have
+        printf '%s weight 400\n%s max 200%%\n%s leaves-notty 6\n' "$USR" "$USR" "$USR" >"$T/status.conf"
+        chmod 644 "$T/status.conf"
+        service "session optional pam_autogroup.so conf=$T/status.conf"
         # two terminals: setsid shells that run the hook's command, as a tab's shell does
         local tab="$HELPER enter >/dev/null 2>&1; exec sleep 60"
         POST='kill $p1 $p2; wait' in_login "$body" "$T/st.out" \
                 "setsid sh -c '$tab' & p1=\$!; setsid sh -c '$tab' & p2=\$!
-                 for i in \$(seq 300); do [ \$(ls -d $CPU\$AUTOGROUP_SESSION/sid-* 2>/dev/null | wc -l) -ge 2 ] && break; sleep 0.1; done"
+                 for i in \$(seq 300); do [ \$(cat $CPU\$AUTOGROUP_SESSION/leaf-*/cgroup.procs 2>/dev/null | wc -l) -ge 2 ] && break; sleep 0.1; done"
         expected "$body" >"$T/st.exp"
         compare "$where: autogroup status in a login with two terminals" "$T/st.exp" "$T/st.out"
 }

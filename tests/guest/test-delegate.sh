@@ -106,9 +106,10 @@ if command -v su >/dev/null && command -v runuser >/dev/null && command -v unsha
                         "session  optional   $AG_MODULE root=$ROOT conf=$CONF" >"$T/pamd/$s"
         done
         for c in su runuser; do
-                # COMMAND with $T/pamd as /etc/pam.d, in a mount namespace of its own
+                # COMMAND with $T/pamd as /etc/pam.d, in a mount namespace of its own, on a
+                # terminal (script's pty): a login with one gets root's leaves
                 timeout -k 5 120 unshare -m --propagation private \
-                        sh -c "mount --bind '$T/pamd' /etc/pam.d && $c -l $UA -c 'sh $U/attack.sh $U/$c.att'" \
+                        sh -c "mount --bind '$T/pamd' /etc/pam.d && script -qec \"$c -l $UA -c 'sh $U/attack.sh $U/$c.att'\" /dev/null" \
                         >"$T/$c.out" 2>&1
                 echo "# $c: exit $?"; sed 's/^/#   /' "$U/$c.att" 2>/dev/null
                 expect_refused "$c -l" "$U/$c.att"
