@@ -12,6 +12,9 @@
 require_root
 command -v unshare >/dev/null || { echo "1..0 # SKIP no unshare"; exit 77; }
 [ -f "$abs_top_builddir/Makefile" ] || { echo "1..0 # SKIP no configured build tree"; exit 77; }
+for c in "${CC:-cc}" make pkg-config; do
+        command -v "$c" >/dev/null || { echo "1..0 # SKIP no $c here: this host cannot build the release tree"; exit 77; }
+done
 start_syslog || true
 
 add_user "${TAG}a"
