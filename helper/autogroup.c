@@ -4,6 +4,7 @@
  *
  *   autogroup [--root NAME] enter [--pid PID] [--verbose]
  *   autogroup [--root NAME] status [--user NAME] [--json]
+ *   autogroup [--root NAME] metrics [--user NAME] [--output FILE]
  *   autogroup check [FILE]
  *   autogroup explain [--conf FILE] USER
  *   autogroup [--root NAME] gc
@@ -45,6 +46,7 @@
 #include "enter.h"
 #include "run.h"
 #include "hint.h"
+#include "metrics.h"
 #include "enter-systemd.h"
 #include "systemd.h"
 #include "status.h"
@@ -73,6 +75,10 @@ static void usage(FILE *f) {
               "  enter [--pid PID] [--verbose]   move a session-leading shell (default: the parent)\n"
               "                                  into a group of its own inside its login's session\n"
               "  status [--user NAME] [--json]   users, sessions and leaves with weight, cap and CPU used\n"
+              "  metrics [--user NAME] [--output FILE]\n"
+              "                                  the same per user group and pool as Prometheus text\n"
+              "                                  (for node_exporter's textfile collector); --output\n"
+              "                                  replaces FILE atomically\n"
               "  check [FILE]                    validate the configuration and its drop-ins\n"
               "                                  (default: every conf= of the module's lines)\n"
               "  explain [--conf FILE] USER      which line set each item for USER (default: for\n"
@@ -327,6 +333,35 @@ static int status_pam_roots(const Args *a, const AgHierarchy *h, uid_t only, boo
         return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
 
+/* status and metrics: whose groups, from --user (NULL: everyone's); anyone
+ * but root sees only their own. */
+static int only_user(const Args *a, const char *user, uid_t *ret) {
+        uid_t only = (uid_t) -1;
+
+        if (user) {
+                struct passwd *pw = getpwnam(user);
+                unsigned long v;
+
+                if (pw)
+                        only = pw->pw_uid;
+                else if (ag_safe_atoul(user, (uid_t) -2, &v) >= 0)
+                        only = (uid_t) v;
+                else {
+                        fprintf(stderr, "autogroup %s: unknown user '%s'\n", a->verb, user);
+                        return -EINVAL;
+                }
+        }
+        if (getuid() != 0) {
+                if (only != (uid_t) -1 && only != getuid()) {
+                        fprintf(stderr, "autogroup %s: only root can see another user's groups\n", a->verb);
+                        return -EPERM;
+                }
+                only = getuid();
+        }
+        *ret = only;
+        return 0;
+}
+
 static int verb_status(const Args *a) {
         AgHierarchy *h = NULL;
         AgStatus *s = NULL;
@@ -347,26 +382,8 @@ static int verb_status(const Args *a) {
                         return EXIT_USAGE;
                 }
         }
-        if (user) {
-                struct passwd *pw = getpwnam(user);
-                unsigned long v;
-
-                if (pw)
-                        only = pw->pw_uid;
-                else if (ag_safe_atoul(user, (uid_t) -2, &v) >= 0)
-                        only = (uid_t) v;
-                else {
-                        fprintf(stderr, "autogroup status: unknown user '%s'\n", user);
-                        return EXIT_FAILURE;
-                }
-        }
-        if (getuid() != 0) {
-                if (only != (uid_t) -1 && only != getuid()) {
-                        fprintf(stderr, "autogroup status: only root can see another user's groups\n");
-                        return EXIT_FAILURE;
-                }
-                only = getuid();
-        }
+        if (only_user(a, user, &only) < 0)
+                return EXIT_FAILURE;
 
         if (find_hierarchy_or_report(a, &h) < 0)
                 return EXIT_FAILURE;
@@ -394,6 +411,98 @@ static int verb_status(const Args *a) {
                 ag_status_print(s, stdout, want_unicode());
         ag_status_free(s);
         return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
+
+/* ---- metrics ---- */
+
+/* The trees metrics reports: --root's, or every root= of the module's
+ * lines; where the systemd mode applies, the user slices (once). */
+static int metrics_collect(const Args *a, const AgHierarchy *h, uid_t only, AgStatus ***ret, size_t *ret_n) {
+        AgTargets t = {};
+        AgStatus **v = NULL;
+        size_t n = 0;
+        bool systemd_done = false;
+        int r = 0;
+
+        if (!a->root_given && (r = ag_targets_from_pam(a->pam_dir, false, a->root, NULL, &t)) < 0)
+                return r;
+        size_t n_roots = a->root_given ? 1 : t.n;
+        v = calloc(n_roots, sizeof *v);
+        if (!v)
+                r = -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < n_roots; i++) {
+                AgStatus *s = NULL;
+
+                r = ag_status_collect(h, a->root_given ? a->root : t.v[i].value, only, &s);
+                if (r < 0)
+                        break;
+                if (!s->tree && (a->root_given ? ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) ==
+                                 AG_MODE_SYSTEMD : ag_target_is_systemd(&t.v[i], h))) {
+                        s = ag_status_free(s);
+                        if (systemd_done)
+                                continue;
+                        r = ag_status_systemd_collect(h, only, &s);
+                        if (r < 0)
+                                break;
+                        systemd_done = true;
+                }
+                v[n++] = s;
+        }
+        if (!a->root_given)
+                ag_targets_done(&t);
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        ag_status_free(v[i]);
+                free(v);
+                return r;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+static int verb_metrics(const Args *a) {
+        AgHierarchy *h = NULL;
+        AgStatus **v = NULL;
+        const char *user = NULL, *output = NULL;
+        uid_t only;
+        size_t n = 0;
+        int r;
+
+        for (int i = 0; i < a->argc; i++) {
+                const char *o;
+
+                if ((o = option_value(a, &i, "--user")))
+                        user = o;
+                else if ((o = option_value(a, &i, "--output")))
+                        output = o;
+                else {
+                        fprintf(stderr, "autogroup metrics: unexpected argument '%s'\n", a->argv[i]);
+                        return EXIT_USAGE;
+                }
+        }
+        if (only_user(a, user, &only) < 0)
+                return EXIT_FAILURE;
+        if (find_hierarchy_or_report(a, &h) < 0)
+                return EXIT_FAILURE;
+        r = metrics_collect(a, h, only, &v, &n);
+        ag_hierarchy_free(h);
+        if (r < 0) {
+                fprintf(stderr, "autogroup metrics: cannot read the groups: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        if (output) {
+                r = ag_metrics_write(output, v, n);
+                if (r < 0)
+                        fprintf(stderr, "autogroup metrics: cannot write %s: %s\n", output, strerror(-r));
+        } else {
+                ag_metrics_print(v, n, stdout);
+                r = fflush(stdout) == 0 ? 0 : -EIO;
+        }
+        for (size_t i = 0; i < n; i++)
+                ag_status_free(v[i]);
+        free(v);
+        return r < 0 ? EXIT_FAILURE : 0;
 }
 
 /* ---- check ---- */
@@ -858,6 +967,8 @@ int main(int argc, char **argv) {
                 r = verb_enter(&a);
         else if (strcmp(a.verb, "status") == 0)
                 r = verb_status(&a);
+        else if (strcmp(a.verb, "metrics") == 0)
+                r = verb_metrics(&a);
         else if (strcmp(a.verb, "check") == 0)
                 r = verb_check(&a);
         else if (strcmp(a.verb, "explain") == 0)

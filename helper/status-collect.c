@@ -71,6 +71,8 @@ static void read_values(Ctx *c, int fd, AgStatusNode *n) {
         }
         if (ag_read_ll(fd, "cpu.idle", &v) >= 0)
                 n->idle = v != 0;
+        n->throttle = (AgCpuThrottle) { -1, -1, -1 };
+        (void) ag_acct_read_throttle(c->h->version, fd, &n->throttle);
         n->procs = ag_cg_count_procs(fd);
         if (n->procs < 0)
                 n->procs = -1;

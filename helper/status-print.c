@@ -236,9 +236,7 @@ finish:
 
 /* ---- JSON ---- */
 
-/* Length of the valid UTF-8 sequence at p, 0 when invalid; its code point
- * in *ret_cp. */
-static size_t utf8_decode(const unsigned char *p, unsigned *ret_cp) {
+size_t ag_utf8_decode(const unsigned char *p, unsigned *ret_cp) {
         size_t n;
         unsigned cp;
 
@@ -282,7 +280,7 @@ static void json_string(FILE *f, const char *s) {
         fputc('"', f);
         for (const unsigned char *p = (const unsigned char *) s; *p;) {
                 unsigned cp = 0;
-                size_t n = utf8_decode(p, &cp);
+                size_t n = ag_utf8_decode(p, &cp);
 
                 if (n == 0) {
                         fputs("\\ufffd", f);

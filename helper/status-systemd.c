@@ -62,6 +62,8 @@ static void read_values(int fd, AgStatusNode *n) {
                 n->idle = v != 0;
         if (ag_acct_read_group(2, fd, &u) >= 0)
                 n->cpu_usec = u.usec;
+        n->throttle = (AgCpuThrottle) { -1, -1, -1 };
+        (void) ag_acct_read_throttle(2, fd, &n->throttle);
         n->procs = ag_cg_count_procs(fd);
         if (n->procs < 0)
                 n->procs = -1;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "acct.h"
 #include "cgroup.h"
 #include "policy.h"
 
@@ -37,6 +38,7 @@ struct AgStatusNode {
         int idle;                      /* 0, 1; -1 unknown */
         int procs;                     /* -1 unknown */
         long long cpu_usec;            /* -1 unknown */
+        AgCpuThrottle throttle;        /* cpu.stat's bandwidth counters; -1 unknown */
         bool truncated;                /* children not all listed (bounds) */
         /* pools: a pool-<name> group at depth 1; below one, every
          * level is one deeper (user group 2, session 3, leaf 4) */
@@ -76,6 +78,10 @@ void ag_explain_systemd(const AgPolicy *policy, uid_t uid, FILE *out);
 void ag_status_print(const AgStatus *s, FILE *f, bool unicode);
 /* One JSON object. */
 void ag_status_print_json(const AgStatus *s, FILE *f);
+
+/* Length of the valid UTF-8 sequence at p, 0 when invalid; its code point
+ * in *ret_cp. */
+size_t ag_utf8_decode(const unsigned char *p, unsigned *ret_cp);
 
 /* "1.234s", "2min 3.4s", "1h 2min", "-" for < 0. */
 void ag_format_usec(long long usec, char *buf, size_t size);

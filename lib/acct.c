@@ -135,6 +135,28 @@ int ag_acct_read_group(int version, int cgfd, AgCpuUsage *ret) {
         return 0;
 }
 
+int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret) {
+        AgCpuThrottle t = { -1, -1, -1 };
+        char buf[4096];
+        long long v;
+        int r;
+
+        /* v1: the cpu controller's cpu.stat (throttled_time in ns), v2: the group's */
+        r = ag_read_small_file(cgfd, "cpu.stat", buf, sizeof buf);
+        if (r < 0)
+                return r;
+        if (keyed_value(buf, "nr_periods", &v) >= 0)
+                t.periods = v;
+        if (keyed_value(buf, "nr_throttled", &v) >= 0)
+                t.throttled = v;
+        if (version == 2 ? keyed_value(buf, "throttled_usec", &v) >= 0 : keyed_value(buf, "throttled_time", &v) >= 0)
+                t.throttled_usec = version == 2 ? v : v / 1000;
+        if (t.periods < 0 && t.throttled < 0 && t.throttled_usec < 0)
+                return -ENOENT;
+        *ret = t;
+        return 0;
+}
+
 static uint64_t now_usec(void) {
         struct timespec ts;
 

@@ -30,6 +30,13 @@ typedef struct AgCpuUsage {
         long long system_usec;         /* -1 unknown */
 } AgCpuUsage;
 
+/* Bandwidth control of a group, from its cpu.stat (v1: the cpu controller's) */
+typedef struct AgCpuThrottle {
+        long long periods;             /* nr_periods: enforcement periods with runnable tasks; -1 unknown */
+        long long throttled;           /* nr_throttled: periods in which the group hit its quota; -1 unknown */
+        long long throttled_usec;      /* time its tasks were held back (v1 throttled_time / 1000); -1 unknown */
+} AgCpuThrottle;
+
 typedef enum AgAcctSource {
         AG_ACCT_NONE,                  /* no CPU accounting on this machine (v1 without cpuacct) */
         AG_ACCT_IN_CPU,                /* in the cpu hierarchy's own groups (v2, or v1 cpu,cpuacct) */
@@ -52,6 +59,10 @@ int ag_acct_find(const AgHierarchy *h, AgAcctSource *ret_source, char **ret_moun
 /* Reads the CPU time of one group: v2 from cpu.stat, v1 from cpuacct.*.
  * Values it cannot read stay -1; -ENOENT when even the total is missing. */
 int ag_acct_read_group(int version, int cgfd, AgCpuUsage *ret);
+
+/* Reads the throttling counters of one group. Values it cannot read stay -1;
+ * -ENOENT when it has none of them. */
+int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret);
 
 /* Starts the accounting of a session: takes the time and finds the source
  * (AG_ACCT_NONE when it cannot tell). -ENOMEM is its only failure. */
