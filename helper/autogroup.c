@@ -415,58 +415,45 @@ static int verb_status(const Args *a) {
 
 /* ---- metrics ---- */
 
-/* The trees metrics reports: --root's, or every root= of the module's
+/* What metrics reports: --root's groups, or every root= of the module's
  * lines; where the systemd mode applies, the user slices (once). */
-static int metrics_collect(const Args *a, const AgHierarchy *h, uid_t only, AgStatus ***ret, size_t *ret_n) {
+static int metrics_collect(const Args *a, const AgHierarchy *h, uid_t only, AgMetrics *m) {
         AgTargets t = {};
-        AgStatus **v = NULL;
-        size_t n = 0;
         bool systemd_done = false;
         int r = 0;
 
         if (!a->root_given && (r = ag_targets_from_pam(a->pam_dir, false, a->root, NULL, &t)) < 0)
                 return r;
-        size_t n_roots = a->root_given ? 1 : t.n;
-        v = calloc(n_roots, sizeof *v);
-        if (!v)
-                r = -ENOMEM;
-        for (size_t i = 0; r >= 0 && i < n_roots; i++) {
-                AgStatus *s = NULL;
+        for (size_t i = 0; r >= 0 && i < (a->root_given ? 1 : t.n); i++) {
+                const char *root = a->root_given ? a->root : t.v[i].value;
+                bool systemd = a->root_given ? ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) ==
+                                               AG_MODE_SYSTEMD : ag_target_is_systemd(&t.v[i], h);
+                _cleanup_close_ int mfd = -1, rfd = -1;
 
-                r = ag_status_collect(h, a->root_given ? a->root : t.v[i].value, only, &s);
-                if (r < 0)
-                        break;
-                if (!s->tree && (a->root_given ? ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) ==
-                                 AG_MODE_SYSTEMD : ag_target_is_systemd(&t.v[i], h))) {
-                        s = ag_status_free(s);
+                /* no cgroupfs tree where the systemd mode applies: its user slices */
+                if (systemd && ag_hierarchy_open(h, &mfd) >= 0 && ag_cg_open(mfd, root, &rfd) == -ENOENT) {
+                        AgStatus *s = NULL;
+
                         if (systemd_done)
                                 continue;
                         r = ag_status_systemd_collect(h, only, &s);
-                        if (r < 0)
-                                break;
+                        if (r >= 0)
+                                r = ag_metrics_add_status(m, s);
+                        ag_status_free(s);
                         systemd_done = true;
-                }
-                v[n++] = s;
+                } else
+                        r = ag_metrics_collect(m, h, root, only);
         }
         if (!a->root_given)
                 ag_targets_done(&t);
-        if (r < 0) {
-                for (size_t i = 0; i < n; i++)
-                        ag_status_free(v[i]);
-                free(v);
-                return r;
-        }
-        *ret = v;
-        *ret_n = n;
-        return 0;
+        return r;
 }
 
 static int verb_metrics(const Args *a) {
         AgHierarchy *h = NULL;
-        AgStatus **v = NULL;
+        AgMetrics m = {};
         const char *user = NULL, *output = NULL;
         uid_t only;
-        size_t n = 0;
         int r;
 
         for (int i = 0; i < a->argc; i++) {
@@ -485,23 +472,19 @@ static int verb_metrics(const Args *a) {
                 return EXIT_FAILURE;
         if (find_hierarchy_or_report(a, &h) < 0)
                 return EXIT_FAILURE;
-        r = metrics_collect(a, h, only, &v, &n);
+        r = metrics_collect(a, h, only, &m);
         ag_hierarchy_free(h);
-        if (r < 0) {
+        if (r < 0)
                 fprintf(stderr, "autogroup metrics: cannot read the groups: %s\n", strerror(-r));
-                return EXIT_FAILURE;
-        }
-        if (output) {
-                r = ag_metrics_write(output, v, n);
+        else if (output) {
+                r = ag_metrics_write(&m, output);
                 if (r < 0)
                         fprintf(stderr, "autogroup metrics: cannot write %s: %s\n", output, strerror(-r));
         } else {
-                ag_metrics_print(v, n, stdout);
+                ag_metrics_print(&m, stdout);
                 r = fflush(stdout) == 0 ? 0 : -EIO;
         }
-        for (size_t i = 0; i < n; i++)
-                ag_status_free(v[i]);
-        free(v);
+        ag_metrics_done(&m);
         return r < 0 ? EXIT_FAILURE : 0;
 }
 

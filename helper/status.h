@@ -64,6 +64,9 @@ typedef struct AgStatus {
 /* Collects the tree. only_uid: (uid_t) -1 for every user. */
 int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, AgStatus **ret);
 AgStatus *ag_status_free(AgStatus *s);
+/* Weight, shares, cap, idle flag and throttling counters of one group
+ * (cgroup version 1 or 2); what cannot be read is -1 (quota_us -2). */
+void ag_status_read_policy(int version, int fd, AgStatusNode *n);
 /* The same for the systemd mode (h: cgroup v2): user-UID.slice below
  * /user.slice, its session-N.scope units and user@UID.service with the
  * terminals' app.slice/autogroup-sid-S.scope units. */

@@ -535,3 +535,55 @@ int ag_acct_format(const AgCpuUsage *u, long long wall_usec, char *buf, size_t s
                 return -ENOBUFS;
         return 0;
 }
+
+/* s percent-encoded (NULL or "": "-") at *p, at most end - *p bytes with its NUL */
+static int escape_value(const char *s, char **p, const char *end) {
+        static const char hex[] = "0123456789ABCDEF";
+
+        if (!s || !*s || strcmp(s, "-") == 0 || strcmp(s, "?") == 0) {
+                /* none; a value that is the mark of none or unknown, encoded */
+                const char *v = !s || !*s ? "-" : s[0] == '-' ? "%2D" : "%3F";
+                if ((size_t) (end - *p) < strlen(v) + 1)
+                        return -ENOBUFS;
+                *p = stpcpy(*p, v);
+                return 0;
+        }
+        for (const unsigned char *c = (const unsigned char *) s; *c; c++) {
+                bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                             strchr("._-/@:+", *c) != NULL;
+                if (end - *p < (plain ? 2 : 4))
+                        return -ENOBUFS;
+                if (plain)
+                        *(*p)++ = (char) *c;
+                else {
+                        *(*p)++ = '%';
+                        *(*p)++ = hex[*c >> 4];
+                        *(*p)++ = hex[*c & 15];
+                }
+        }
+        **p = 0;
+        return 0;
+}
+
+int ag_acct_record_format(const AgAcctRecord *r, char *buf, size_t size) {
+        char fields[200], user[256 * 3 + 1], cgroup[1024 * 3 + 1], pool[64 * 3 + 1], *p;
+        int n;
+
+        if (ag_acct_format(r->usage, r->wall_usec, fields, sizeof fields) < 0)
+                return -ENOBUFS;
+        p = user;
+        if (escape_value(r->user, &p, user + sizeof user) < 0)
+                return -ENOBUFS;
+        p = cgroup;
+        if (escape_value(r->cgroup, &p, cgroup + sizeof cgroup) < 0)
+                return -ENOBUFS;
+        p = pool;
+        if (escape_value(r->pool, &p, pool + sizeof pool) < 0)
+                return -ENOBUFS;
+        n = snprintf(buf, size, "session %s %s: user=%s scope=%s %s uid=%lu state=%s cgroup=%s pool=%s by=%s", cgroup,
+                     r->state, user, r->user_scope ? "user" : "session", fields, (unsigned long) r->uid, r->state,
+                     cgroup, pool, r->by);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}

@@ -121,4 +121,29 @@ int ag_acct_gc(const AgHierarchy *h, const char *root);
  * audit record. */
 int ag_acct_format(const AgCpuUsage *u, long long wall_usec, char *buf, size_t size);
 
+/* The accounting record of a session's end: one line of key=value pairs that
+ * every writer (the module at close, the watcher, gc) formats here:
+ *
+ *   session CGROUP STATE: user=U scope=S cpu_usec=N user_usec=N system_usec=N
+ *     wall_usec=N uid=N state=STATE cgroup=CGROUP pool=P by=W
+ *
+ * The words before the colon are for people; the pairs after it are the
+ * record (the first six as they have always been, the others after them).
+ * Values are percent-encoded: every byte outside A-Z a-z 0-9 and . _ - / @ :
+ * + as %XX, so a value never holds a space, '=' or '"', and "-" for none,
+ * "?" for a figure that could not be read. */
+typedef struct AgAcctRecord {
+        const char *cgroup;            /* the session's path (the user group's with sessions no) */
+        const char *state;             /* "closed", "lingering", "removed" */
+        const char *user;              /* NULL: unknown */
+        uid_t uid;
+        bool user_scope;               /* sessions no: the figures are the user group's since it was made */
+        const char *pool;              /* NULL or "": none */
+        const char *by;                /* who wrote it: "close", "watcher", "gc" */
+        const AgCpuUsage *usage;       /* NULL: unknown */
+        long long wall_usec;           /* -1: unknown */
+} AgAcctRecord;
+
+int ag_acct_record_format(const AgAcctRecord *r, char *buf, size_t size);
+
 AgAcct *ag_acct_free(AgAcct *a);

@@ -272,17 +272,19 @@ static void watch_done(void *userdata, int r) {
 int closed_session(pam_handle_t *pamh, const struct module_ctl *ctl, struct removed_ctx *rc, const AgLogin *l,
                    const AgLoginEnd *end, int r) {
         const char *mount = l->hierarchy->mount, *path = l->session->path;
-        char fields[200], extra[240];
+        const char *state = end->lingering ? "lingering" : "closed";
+        long long wall = l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1;
+        const AgCpuUsage *usage = end->have_usage ? &end->usage : NULL;
+        char fields[200], extra[240], record[4096];
 
-        /* CPU accounting: the one line and audit record with what the session used */
-        if (ag_acct_format(end->have_usage ? &end->usage : NULL,
-                           l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1, fields, sizeof fields) >= 0) {
-                if (ctl->acctlog != ACCT_LOG_OFF)
-                        pam_syslog(pamh, ctl->acctlog == ACCT_LOG_DEBUG ? LOG_DEBUG : LOG_INFO,
-                                   "session %s %s: user=%s scope=%s %s", path,
-                                   end->lingering ? "lingering" : "closed", rc->user,
-                                   l->session->name ? "session" : "user", fields);
-                snprintf(extra, sizeof extra, "state=%s %s", end->lingering ? "lingering" : "closed", fields);
+        /* CPU accounting: the one record (lib/acct.h) and audit record with what the session used */
+        if (ag_acct_format(usage, wall, fields, sizeof fields) >= 0) {
+                AgAcctRecord ar = { .cgroup = path, .state = state, .user = rc->user, .uid = l->session->uid,
+                                    .user_scope = !l->session->name, .pool = l->session->pool, .by = "close",
+                                    .usage = usage, .wall_usec = wall };
+                if (ctl->acctlog != ACCT_LOG_OFF && ag_acct_record_format(&ar, record, sizeof record) >= 0)
+                        pam_syslog(pamh, ctl->acctlog == ACCT_LOG_DEBUG ? LOG_DEBUG : LOG_INFO, "%s", record);
+                snprintf(extra, sizeof extra, "state=%s %s", state, fields);
                 ag_audit_record(&rc->audit, "autogroup-session-end", rc->user, l->session->uid, path, extra);
         }
         if (end->lingering) {

@@ -120,6 +120,13 @@ check_not "nothing in the package is setuid or setgid" grep -Eq '^-..[sS]|^-....
 check "postinst runs pam-auth-update --package" grep -q 'pam-auth-update --package$' "$T/control/postinst"
 check "prerm runs pam-auth-update --package --remove autogroup" \
         grep -q 'pam-auth-update --package --remove autogroup' "$T/control/prerm"
+# the metrics timer and cron line: shipped, neither turned on
+for f in /lib/systemd/system/autogroup-metrics.timer /lib/systemd/system/autogroup-metrics.service \
+         /etc/cron.d/autogroup-metrics; do
+        check "package ships $f" grep -qx -- "$f" "$T/contents"
+done
+check "postinst enables the gc timer" grep -q "deb-systemd-helper enable 'autogroup-gc.timer'" "$T/control/postinst"
+check_not "postinst does not enable the metrics timer" grep -q "enable 'autogroup-metrics.timer'" "$T/control/postinst"
 
 # A file at one of the package's paths that is not the package's: installing
 # would overwrite it (a conffile: dpkg's prompt) and the purge would delete
@@ -159,6 +166,10 @@ if grep -q pam_systemd /etc/pam.d/common-session; then
                 test "${n_ag:-999999}" -lt "$n_sd"
 fi
 check "autogroup check accepts the shipped autogroup.conf" /usr/bin/autogroup check /etc/security/autogroup.conf
+check "the gc timer is enabled" test -L /etc/systemd/system/timers.target.wants/autogroup-gc.timer
+check_not "the metrics timer is not" test -e /etc/systemd/system/timers.target.wants/autogroup-metrics.timer
+check_not "the metrics cron line is commented out" grep -q '^[^#].*autogroup metrics' /etc/cron.d/autogroup-metrics
+check "autogroup metrics runs from the package" /usr/bin/autogroup metrics
 
 echo "# 5. a login through the system's PAM stack: su -l"
 add_user "$UP"

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  * Unit tests: the bandwidth counters of cpu.stat (v1 and v2, in a plain temp
  * directory standing in for a group) and "autogroup metrics" of collected
- * trees in the shapes the host cannot make: cgroup v2 with pools and a user
- * with sessions no, and the systemd mode's user slices. */
+ * trees in the shapes the host's tests do not make: cgroup v2 (files in a temp
+ * directory) with pools and a user with sessions no, and the systemd mode's
+ * user slices. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -103,15 +106,25 @@ static AgStatus *status(int version, bool systemd, const char *root) {
         return s;
 }
 
-static char *print(AgStatus *const *v, size_t n) {
+static char *print(AgMetrics *m) {
         char *buf = NULL;
         size_t size = 0;
         FILE *f = open_memstream(&buf, &size);
 
         assert_non_null(f);
-        ag_metrics_print(v, n, f);
+        ag_metrics_print(m, f);
         assert_int_equal(fclose(f), 0);
         return buf;
+}
+
+/* the metrics of one collected tree */
+static char *print_status(const AgStatus *s) {
+        AgMetrics m = {};
+
+        assert_int_equal(ag_metrics_add_status(&m, s), 0);
+        char *out = print(&m);
+        ag_metrics_done(&m);
+        return out;
 }
 
 static void assert_line(const char *text, const char *line) {
@@ -151,7 +164,7 @@ static void test_systemd(void **state) {
         /* a slice whose user NSS does not know, nothing readable */
         user(s->tree, 1001, NULL);
 
-        char *out = print(&s, 1);
+        char *out = print_status(s);
         const char *l = "{root=\"user.slice\",pool=\"\",uid=\"1000\",user=\"alice\"}";
         assert_line(out, "autogroup_info{root=\"user.slice\",mode=\"systemd\",cgroup=\"2\",cpu_source=\"cpu.stat\"} 1");
         assert_line(out, "# TYPE autogroup_user_cpu_seconds_total counter");
@@ -164,7 +177,6 @@ static void test_systemd(void **state) {
         assert_metric(out, "autogroup_user_idle", l, "0");
         assert_metric(out, "autogroup_user_sessions", l, "1");
         assert_metric(out, "autogroup_user_leaves", l, "2");
-        assert_metric(out, "autogroup_user_processes", l, "4");
         /* the unknown user: an empty user label, and no sample of what was unreadable */
         assert_line(out, "autogroup_user_sessions{root=\"user.slice\",pool=\"\",uid=\"1001\",user=\"\"} 0");
         assert_null(strstr(out, "autogroup_user_cpu_seconds_total{root=\"user.slice\",pool=\"\",uid=\"1001\""));
@@ -174,68 +186,125 @@ static void test_systemd(void **state) {
         ag_status_free(s);
 }
 
+/* mkdir -p of a relative path below fd */
+static void mkdirs(int fd, const char *path) {
+        char buf[256];
+
+        snprintf(buf, sizeof buf, "%s", path);
+        for (char *p = buf; (p = strchr(p + 1, '/'));) {
+                *p = 0;
+                (void) mkdirat(fd, buf, 0755);
+                *p = '/';
+        }
+        assert_true(mkdirat(fd, buf, 0755) == 0 || errno == EEXIST);
+}
+
+static void putf(int fd, const char *dir, const char *name, const char *text) {
+        char path[256];
+
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        put(fd, path, text);
+}
+
+/* cgroup v2 read from files: a temp directory stands in for the hierarchy
+ * (its directories' link counts work the same way) */
 static void test_v2_pools(void **state) {
-        AgStatus *s = status(2, false, "/autogroup");
+        char dir[] = "/tmp/ag-metrics-XXXXXX";
         (void) state;
 
-        /* sessions no: login/ and a leaf right below the user group */
-        AgStatusNode *u = user(s->tree, 1000, "alice");
-        u->cpu_usec = 7;
-        u->quota_us = -1;
-        node(u, "login", NULL)->procs = 3;
-        node(u, "t1", NULL);
-        /* a pool with two users, sessions yes */
-        AgStatusNode *p = node(s->tree, "pool-physics", NULL);
-        p->is_pool = true;
-        p->cpu_usec = 3000001;
-        p->weight = 300;
-        p->idle = 1;
-        for (uid_t uid = 2000; uid < 2002; uid++) {
-                AgStatusNode *x = user(p, uid, "bob");
-                x->in_pool = true;
-                AgStatusNode *sess = node(x, "s1", NULL);
-                node(sess, "login", NULL)->procs = 1;
-                node(sess, "t1", NULL);
-                node(x, "s2", NULL);
-        }
-        /* a second root: its series are told apart by the root label */
-        AgStatus *s2 = status(2, false, "/web");
-        user(s2->tree, 1000, "alice")->cpu_usec = 1;
+        assert_non_null(mkdtemp(dir));
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        /* root (uid 0, named in /etc/passwd) with sessions no: login/ and a leaf right below */
+        mkdirs(fd, "autogroup/user-0/login");
+        mkdirs(fd, "autogroup/user-0/t1");
+        putf(fd, "autogroup/user-0", "cpu.weight", "100\n");
+        putf(fd, "autogroup/user-0", "cpu.max", "max 100000\n");
+        putf(fd, "autogroup/user-0", "cpu.stat", "usage_usec 7\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n");
+        /* a pool of two users with sessions, capped at 4 CPUs */
+        mkdirs(fd, "autogroup/pool-physics");
+        putf(fd, "autogroup/pool-physics", "cpu.weight", "300\n");
+        putf(fd, "autogroup/pool-physics", "cpu.idle", "1\n");
+        putf(fd, "autogroup/pool-physics", "cpu.max", "400000 100000\n");
+        putf(fd, "autogroup/pool-physics", "cpu.stat", "usage_usec 3000001\nnr_periods 20\nnr_throttled 4\n"
+                                                        "throttled_usec 1500\n");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s1/login");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s1/t1");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s2");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999991/s1/login");
+        /* not ours: ignored */
+        mkdirs(fd, "autogroup/junk/user-5");
+        mkdirs(fd, "autogroup/user-05");
+        /* a second root: its series told apart by the root label */
+        mkdirs(fd, "web/user-0");
+        putf(fd, "web/user-0", "cpu.stat", "usage_usec 1\n");
 
-        AgStatus *v[] = { s, s2 };
-        char *out = print(v, 2);
-        assert_line(out, "autogroup_user_sessions{root=\"autogroup\",pool=\"\",uid=\"1000\",user=\"alice\"} 1");
-        assert_line(out, "autogroup_user_leaves{root=\"autogroup\",pool=\"\",uid=\"1000\",user=\"alice\"} 2");
-        assert_line(out, "autogroup_user_processes{root=\"autogroup\",pool=\"\",uid=\"1000\",user=\"alice\"} 3");
-        assert_line(out, "autogroup_user_cap_cpus{root=\"autogroup\",pool=\"\",uid=\"1000\",user=\"alice\"} +Inf");
-        assert_line(out, "autogroup_user_cpu_seconds_total{root=\"autogroup\",pool=\"\",uid=\"1000\",user=\"alice\"} 0.000007");
-        assert_line(out, "autogroup_user_sessions{root=\"autogroup\",pool=\"physics\",uid=\"2001\",user=\"bob\"} 2");
-        assert_line(out, "autogroup_user_leaves{root=\"autogroup\",pool=\"physics\",uid=\"2001\",user=\"bob\"} 2");
-        assert_line(out, "autogroup_pool_users{root=\"autogroup\",pool=\"physics\"} 2");
-        assert_line(out, "autogroup_pool_sessions{root=\"autogroup\",pool=\"physics\"} 4");
-        assert_line(out, "autogroup_pool_leaves{root=\"autogroup\",pool=\"physics\"} 4");
-        assert_line(out, "autogroup_pool_cpu_seconds_total{root=\"autogroup\",pool=\"physics\"} 3.000001");
-        assert_line(out, "autogroup_pool_weight{root=\"autogroup\",pool=\"physics\"} 300");
-        assert_line(out, "autogroup_pool_idle{root=\"autogroup\",pool=\"physics\"} 1");
-        assert_line(out, "autogroup_user_cpu_seconds_total{root=\"web\",pool=\"\",uid=\"1000\",user=\"alice\"} 0.000001");
+        AgHierarchy h = { .version = 2, .mount = dir, .has_cpu = true };
+        AgMetrics m = {};
+        assert_int_equal(ag_metrics_collect(&m, &h, "autogroup", (uid_t) -1), 0);
+        assert_int_equal(ag_metrics_collect(&m, &h, "web", (uid_t) -1), 0);
+        assert_int_equal(ag_metrics_collect(&m, &h, "none", (uid_t) -1), 0);     /* no such root: no groups */
+        char *out = print(&m);
+        const char *r0 = "{root=\"autogroup\",pool=\"\",uid=\"0\",user=\"root\"}";
+        const char *u1 = "{root=\"autogroup\",pool=\"physics\",uid=\"3999999990\",user=\"\"}";
+        const char *p = "{root=\"autogroup\",pool=\"physics\"}";
+        assert_line(out, "autogroup_info{root=\"autogroup\",mode=\"cgroupfs\",cgroup=\"2\",cpu_source=\"cpu.stat\"} 1");
+        assert_line(out, "autogroup_info{root=\"none\",mode=\"cgroupfs\",cgroup=\"2\",cpu_source=\"cpu.stat\"} 1");
+        assert_metric(out, "autogroup_user_sessions", r0, "1");
+        assert_metric(out, "autogroup_user_leaves", r0, "2");
+        assert_metric(out, "autogroup_user_cap_cpus", r0, "+Inf");
+        assert_metric(out, "autogroup_user_cpu_seconds_total", r0, "0.000007");
+        assert_metric(out, "autogroup_user_weight", r0, "100");
+        assert_metric(out, "autogroup_user_sessions", u1, "2");
+        assert_metric(out, "autogroup_user_leaves", u1, "2");
+        assert_metric(out, "autogroup_pool_users", p, "2");
+        assert_metric(out, "autogroup_pool_sessions", p, "3");
+        assert_metric(out, "autogroup_pool_leaves", p, "3");
+        assert_metric(out, "autogroup_pool_cpu_seconds_total", p, "3.000001");
+        assert_metric(out, "autogroup_pool_cpu_throttled_periods_total", p, "4");
+        assert_metric(out, "autogroup_pool_cpu_throttled_seconds_total", p, "0.001500");
+        assert_metric(out, "autogroup_pool_cap_cpus", p, "4");
+        assert_metric(out, "autogroup_pool_weight", p, "300");
+        assert_metric(out, "autogroup_pool_idle", p, "1");
+        assert_metric(out, "autogroup_user_cpu_seconds_total", "{root=\"web\",pool=\"\",uid=\"0\",user=\"root\"}",
+                      "0.000001");
+        assert_null(strstr(out, "uid=\"5\""));
         /* each family once: one HELP line for the CPU counter across both roots */
-        const char *h = strstr(out, "# HELP autogroup_user_cpu_seconds_total ");
-        assert_non_null(h);
-        assert_null(strstr(h + 1, "# HELP autogroup_user_cpu_seconds_total "));
+        const char *help = strstr(out, "# HELP autogroup_user_cpu_seconds_total ");
+        assert_non_null(help);
+        assert_null(strstr(help + 1, "# HELP autogroup_user_cpu_seconds_total "));
         free(out);
-        ag_status_free(s);
-        ag_status_free(s2);
+        ag_metrics_done(&m);
+
+        /* one user: their own series and only their pool */
+        assert_int_equal(ag_metrics_collect(&m, &h, "autogroup", 3999999991), 0);
+        out = print(&m);
+        assert_metric(out, "autogroup_pool_users", p, "1");
+        assert_null(strstr(out, "uid=\"0\""));
+        assert_null(strstr(out, "uid=\"3999999990\""));
+        free(out);
+        ag_metrics_done(&m);
+        assert_int_equal(ag_metrics_collect(&m, &h, "autogroup", 0), 0);
+        out = print(&m);
+        assert_null(strstr(out, "autogroup_pool_"));
+        free(out);
+        ag_metrics_done(&m);
+
+        close(fd);
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        assert_int_equal(system(cmd), 0);
 }
 
 static void test_escaping(void **state) {
         AgStatus *s = status(1, false, "/autogroup");
         (void) state;
 
-        user(s->tree, 1000, "q\"u\\o\n\xff\x01t\xc3\xa9")->procs = 1;
-        char *out = print(&s, 1);
+        user(s->tree, 1000, "q\"u\\o\n\xff\x01t\xc3\xa9")->weight = 100;
+        char *out = print_status(s);
         /* \" \\ \n as the format says; invalid UTF-8 and controls as the text \xNN; UTF-8 kept */
-        assert_line(out, "autogroup_user_processes{root=\"autogroup\",pool=\"\",uid=\"1000\","
-                         "user=\"q\\\"u\\\\o\\n\\\\xff\\\\x01t\xc3\xa9\"} 1");
+        assert_line(out, "autogroup_user_weight{root=\"autogroup\",pool=\"\",uid=\"1000\","
+                         "user=\"q\\\"u\\\\o\\n\\\\xff\\\\x01t\xc3\xa9\"} 100");
         free(out);
         ag_status_free(s);
 }
@@ -247,10 +316,13 @@ static void test_write(void **state) {
 
         assert_non_null(mkdtemp(dir));
         snprintf(path, sizeof path, "%s/autogroup.prom", dir);
-        assert_int_equal(ag_metrics_write(path, &s, 1), 0);
-        assert_int_equal(ag_metrics_write(path, &s, 1), 0);     /* replaces */
+        AgMetrics m = {};
+        assert_int_equal(ag_metrics_add_status(&m, s), 0);
+        assert_int_equal(ag_metrics_write(&m, path), 0);
+        assert_int_equal(ag_metrics_write(&m, path), 0);        /* replaces */
         snprintf(bad, sizeof bad, "%s/none/x.prom", dir);
-        assert_int_equal(ag_metrics_write(bad, &s, 1), -ENOENT);
+        assert_int_equal(ag_metrics_write(&m, bad), -ENOENT);
+        ag_metrics_done(&m);
         /* only the file itself: no temporary file left */
         char cmd[128];
         snprintf(cmd, sizeof cmd, "test \"$(ls -A %s)\" = autogroup.prom", dir);
