@@ -237,6 +237,25 @@ for f in /etc/security/autogroup.conf /etc/profile.d/autogroup-hook.sh "$MOD" /u
         check_not "purged: $f is gone" test -e "$f"
 done
 check_eq "no groups left under $AGROOT" "" "$(find "$AGROOT" -mindepth 1 -type d 2>/dev/null)"
+
+echo "# 8. autopkgtest (null runner): debian/tests against the installed package"
+# The way Debian's CI tests a package: autopkgtest installs the built .deb
+# here and runs debian/tests/real-clients (su -l, sudo -i, sshd on loopback,
+# cron) through the system's PAM stack; then the package is purged again.
+if command -v autopkgtest >/dev/null; then
+        autopkgtest -B "$DEB" "$SRC/" -- null >"$T/autopkgtest.log" 2>&1
+        apt_rc=$?
+        grep -E '^(ok|not ok) - |passed, .* failed|^real-clients ' "$T/autopkgtest.log" | sed 's/^/# autopkgtest: /'
+        check_eq "autopkgtest: real-clients PASS (exit $apt_rc)" "real-clients PASS" \
+                "$(grep -Eo '^real-clients +(PASS|FAIL|SKIP)' "$T/autopkgtest.log" | tr -s ' ')"
+        check_eq "autopkgtest: su -l, sudo -i, ssh and cron checked" 0 \
+                "$(grep -c '^not ok - ' "$T/autopkgtest.log")"
+        $APT purge "$PKG" >/dev/null 2>&1
+        snapshot "$T/pam.after2"
+        check "after autopkgtest and purge: /etc/pam.d byte-identical to before" cmp -s "$T/pam.before" "$T/pam.after2"
+else
+        skip "autopkgtest is not installed (bash .ci/apt-install autopkgtest)"
+fi
 if [ "$ROOT_EXISTED" = no ]; then
         check_not "postrm removed the empty root group $AGROOT" test -d "$AGROOT"
 fi
