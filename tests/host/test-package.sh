@@ -250,7 +250,7 @@ if command -v autopkgtest >/dev/null; then
         grep -E '^(ok|not ok) - |passed, .* failed|^real-clients ' "$T/autopkgtest.log" | sed 's/^/# autopkgtest: /'
         check_eq "autopkgtest: real-clients PASS (exit $apt_rc)" "real-clients PASS" \
                 "$(grep -Eo '^real-clients +(PASS|FAIL|SKIP)' "$T/autopkgtest.log" | tr -s ' ' | tail -n1)"
-        check_eq "autopkgtest: su -l, sudo -i, ssh (2 checks each) and cron passed" "7 passed, 0 failed" \
+        check_eq "autopkgtest: su -l, sudo -i, ssh and cron (2 checks each), all passed" "8 passed, 0 failed" \
                 "$(grep -Eo '^[0-9]+ passed, [0-9]+ failed' "$T/autopkgtest.log" | tail -n1)"
         $APT purge "$PKG" >/dev/null 2>&1
         snapshot "$T/pam.after2"
