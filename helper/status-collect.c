@@ -27,7 +27,7 @@ typedef struct Ctx {
         unsigned user_nodes;           /* groups below the user group being read */
 } Ctx;
 
-static void read_values(Ctx *c, int fd, AgStatusNode *n) {
+void ag_status_read_policy(int version, int fd, AgStatusNode *n) {
         long long v, p;
         char buf[128];
 
@@ -35,9 +35,8 @@ static void read_values(Ctx *c, int fd, AgStatusNode *n) {
         n->quota_us = -2;
         n->period_us = 0;
         n->idle = -1;
-        n->cpu_usec = -1;
 
-        if (c->h->version == 2) {
+        if (version == 2) {
                 if (ag_read_ll(fd, "cpu.weight", &v) >= 0)
                         n->weight = (long) v;
                 if (ag_read_small_file(fd, "cpu.max", buf, sizeof buf) >= 0) {
@@ -59,6 +58,15 @@ static void read_values(Ctx *c, int fd, AgStatusNode *n) {
                         n->period_us = p > 0 ? (unsigned long) p : 0;
                 }
         }
+        if (ag_read_ll(fd, "cpu.idle", &v) >= 0)
+                n->idle = v != 0;
+        n->throttle = (AgCpuThrottle) { -1, -1, -1 };
+        (void) ag_acct_read_throttle(version, fd, &n->throttle);
+}
+
+static void read_values(Ctx *c, int fd, AgStatusNode *n) {
+        ag_status_read_policy(c->h->version, fd, n);
+        n->cpu_usec = -1;
         /* CPU time: the group's own cpu.stat (v2) or cpuacct.* (v1 cpu,cpuacct);
          * on v1 with cpuacct on its own, its mirror (sessions and above only). */
         AgCpuUsage u;
@@ -69,8 +77,6 @@ static void read_values(Ctx *c, int fd, AgStatusNode *n) {
                 if (ag_cg_open_path(c->acct_fd, n->path, &afd) >= 0 && ag_acct_read_group(1, afd, &u) >= 0)
                         n->cpu_usec = u.usec;
         }
-        if (ag_read_ll(fd, "cpu.idle", &v) >= 0)
-                n->idle = v != 0;
         n->procs = ag_cg_count_procs(fd);
         if (n->procs < 0)
                 n->procs = -1;

@@ -63,7 +63,7 @@ echo "# 1. a session that burns about 1 s of CPU reports it at close"
 drv "$UA" open env run-user "$BURN1" close >"$T/burn.out" 2>&1
 S=$(val AUTOGROUP_SESSION burn)
 check "session opened and closed" grep -q '^close=PAM_SUCCESS' "$T/burn.out"
-hlog_has "close line logged" "${PFX}session $(re_escape "$S") closed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+\$"
+hlog_has "close line logged" "${PFX}session $(re_escape "$S") closed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+ uid=$IA state=closed cgroup=$(re_escape "$S") pool=- by=close\$"
 L=$(closeline "$S" closed)
 CPUU=$(field cpu_usec "$L"); USERU=$(field user_usec "$L"); WALL=$(field wall_usec "$L")
 echo "# close line: ${L#*: }"
