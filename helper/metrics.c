@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
@@ -24,6 +25,7 @@
 #include "escape.h"
 #include "metrics.h"
 #include "place.h"
+#include "session.h"
 #include "util.h"
 
 typedef enum What {
@@ -59,9 +61,11 @@ static const Family families[] = {
         { "weight", "gauge", "CPU weight (1..10000; cgroup v1: cpu.shares * 100 / 1024).", W_WEIGHT },
         { "cap_cpus", "gauge", "CPU cap in CPUs (cpu.max quota / period; +Inf: none).", W_CAP },
         { "idle", "gauge", "1 when the group runs only when nobody else wants the CPU (cpu.idle).", W_IDLE },
-        { "sessions", "gauge", "Live sessions (session groups; a user with sessions no counts 1).", W_SESSIONS },
-        { "leaves", "gauge", "Groups below the sessions (login/ and the helper's leaves; systemd: terminal scopes).",
-          W_LEAVES },
+        { "sessions", "gauge",
+          "Live sessions (session groups; a user with sessions no counts 1 while logged in).", W_SESSIONS },
+        { "leaves", "gauge",
+          "Leaves of the sessions but login/ (root's leaf-N and class-CLASS, a delegated session's own; "
+          "systemd: terminal scopes).", W_LEAVES },
         { "users", "gauge", "User groups in the pool.", W_USERS },
 };
 
@@ -224,10 +228,13 @@ static int read_group(const Walk *w, int parent_fd, int parent_afd, const char *
 
 /* Sessions and leaves below the user group ufd, without opening them: the
  * entries read straight from ufd (no directory stream), a session's leaves
- * from its link count. */
+ * from its link count (2 + its child groups). The leaves are every group
+ * right below a session but login/: root's leaf-<i> and class-<class>, and
+ * in a delegated session the ones the user made (a session without login/
+ * counts one fewer). A user group with no session (sessions no: the logins
+ * share it) counts one session while it holds processes. */
 static void count_sessions(int ufd, AgMetricsGroup *g) {
         long long n = 0, below = 0;
-        bool login = false;
         char buf[8192];
         ssize_t len;
 
@@ -240,14 +247,14 @@ static void count_sessions(int ufd, AgMetricsGroup *g) {
                         if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                                 continue;
                         n++;
-                        login |= strcmp(de->d_name, "login") == 0;
                         if (fstatat(ufd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISDIR(st.st_mode) &&
-                            st.st_nlink > 2)
-                                below += (long long) st.st_nlink - 2;
+                            st.st_nlink > 3)
+                                below += (long long) st.st_nlink - 3;
                 }
-        /* sessions no: login/ and the leaves right below the user group */
-        g->sessions = login ? 1 : n;
-        g->leaves = login ? n : below;
+        if (n == 0 && ag_read_small_file(ufd, "cgroup.procs", buf, 2) > 0)
+                n = 1;
+        g->sessions = n;
+        g->leaves = below;
 }
 
 /* The user groups (and, at the top, the pools) below fd; afd is its mirror or -1. */
@@ -375,14 +382,14 @@ static int add_user_node(AgMetrics *m, size_t ri, const AgStatusNode *u, const c
                 g->leaves = count_kind(u, "terminal");
                 return 0;
         }
-        bool login = false;
+        /* as count_sessions: every group below a session but its login/ */
         for (size_t i = 0; i < u->n_children; i++) {
-                login |= strcmp(u->children[i]->name, "login") == 0;
-                g->leaves += (long long) u->children[i]->n_children;
+                const AgStatusNode *c = u->children[i];
+
+                for (size_t k = 0; k < c->n_children; k++)
+                        g->leaves += strcmp(c->children[k]->name, AG_LOGIN_LEAF) != 0;
         }
-        g->sessions = login ? 1 : (long long) u->n_children;
-        if (login)
-                g->leaves = (long long) u->n_children;
+        g->sessions = u->n_children ? (long long) u->n_children : u->procs > 0;
         return 0;
 }
 
@@ -519,32 +526,52 @@ static void label(FILE *f, const char *name, const char *v, bool first) {
         fputc('"', f);
 }
 
-static void print_family(FILE *f, const AgMetrics *m, const Family *fam, bool pools) {
+/* The labels of group g, escaped once for all its series:
+ * {root="...",pool="..."[,uid="...",user="..."]}. NULL when out of memory. */
+static char *group_labels(const AgMetrics *m, const AgMetricsGroup *g) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        if (!f)
+                return NULL;
+        label(f, "root", m->roots[g->root].name, true);
+        label(f, "pool", g->pool, false);
+        if (!g->is_pool) {
+                char uid[32];
+                snprintf(uid, sizeof uid, "%ju", (uintmax_t) g->uid);
+                label(f, "uid", uid, false);
+                label(f, "user", g->user ? g->user : "", false);
+        }
+        fputc('}', f);
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}
+
+static void print_family(FILE *f, const AgMetrics *m, char *const *labels, const Family *fam, bool pools) {
         const char *kind = pools ? "pool" : "user";
-        char buf[64];
+        char buf[64], series[96];
         bool any = false;
 
         for (size_t i = 0; i < m->n_groups && !any; i++)
-                any = m->groups[i].is_pool == pools && value(&m->groups[i], fam->what, buf, sizeof buf);
+                any = m->groups[i].is_pool == pools && labels[i] && value(&m->groups[i], fam->what, buf, sizeof buf);
         if (!any)
                 return;
-        fprintf(f, "# HELP autogroup_%s_%s %s\n# TYPE autogroup_%s_%s %s\n", kind, fam->name, fam->help, kind,
-                fam->name, fam->type);
+        snprintf(series, sizeof series, "autogroup_%s_%s", kind, fam->name);
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", series, fam->help, series, fam->type);
         for (size_t i = 0; i < m->n_groups; i++) {
                 const AgMetricsGroup *g = &m->groups[i];
 
-                if (g->is_pool != pools || !value(g, fam->what, buf, sizeof buf))
+                if (g->is_pool != pools || !labels[i] || !value(g, fam->what, buf, sizeof buf))
                         continue;
-                fprintf(f, "autogroup_%s_%s", kind, fam->name);
-                label(f, "root", m->roots[g->root].name, true);
-                label(f, "pool", g->pool, false);
-                if (!pools) {
-                        char uid[32];
-                        snprintf(uid, sizeof uid, "%ju", (uintmax_t) g->uid);
-                        label(f, "uid", uid, false);
-                        label(f, "user", g->user ? g->user : "", false);
-                }
-                fprintf(f, "} %s\n", buf);
+                fputs(series, f);
+                fputs(labels[i], f);
+                fputc(' ', f);
+                fputs(buf, f);
+                fputc('\n', f);
         }
 }
 
@@ -575,11 +602,20 @@ void ag_metrics_print(AgMetrics *m, FILE *f) {
         }
         if (m->n_groups > 1)
                 qsort(m->groups, m->n_groups, sizeof *m->groups, cmp_groups);
+        /* (a group whose labels cannot be made for want of memory is left out) */
+        char **labels = calloc(m->n_groups ? m->n_groups : 1, sizeof *labels);
+        if (!labels)
+                return;
+        for (size_t i = 0; i < m->n_groups; i++)
+                labels[i] = group_labels(m, &m->groups[i]);
         for (size_t i = 0; i < ELEMENTSOF(families); i++)
                 if (families[i].what != W_USERS)
-                        print_family(f, m, &families[i], false);
+                        print_family(f, m, labels, &families[i], false);
         for (size_t i = 0; i < ELEMENTSOF(families); i++)
-                print_family(f, m, &families[i], true);
+                print_family(f, m, labels, &families[i], true);
+        for (size_t i = 0; i < m->n_groups; i++)
+                free(labels[i]);
+        free(labels);
 }
 
 int ag_metrics_write(AgMetrics *m, const char *path) {
@@ -603,8 +639,13 @@ int ag_metrics_write(AgMetrics *m, const char *path) {
                 unlink(tmp);
                 return r;
         }
+        /* one writer: no stdio locking; a buffer of 64 KiB */
+        __fsetlocking(f, FSETLOCKING_BYCALLER);
+        setvbuf(f, NULL, _IOFBF, 1 << 16);
         ag_metrics_print(m, f);
-        if (fflush(f) != 0 || ferror(f) || fchmod(fd, 0644) < 0 || fsync(fd) < 0)
+        /* no fsync: readers see the old file or the whole new one (rename);
+         * after a crash the next run writes it again */
+        if (fflush(f) != 0 || ferror(f) || fchmod(fd, 0644) < 0)
                 r = errno > 0 ? -errno : -EIO;
         if (fclose(f) != 0 && r == 0)
                 r = errno > 0 ? -errno : -EIO;

@@ -215,9 +215,9 @@ static void test_v2_pools(void **state) {
         assert_non_null(mkdtemp(dir));
         int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(fd >= 0);
-        /* root (uid 0, named in /etc/passwd) with sessions no: login/ and a leaf right below */
-        mkdirs(fd, "autogroup/user-0/login");
-        mkdirs(fd, "autogroup/user-0/t1");
+        /* root (uid 0, named in /etc/passwd) with sessions no: its logins' processes in the user group */
+        mkdirs(fd, "autogroup/user-0");
+        putf(fd, "autogroup/user-0", "cgroup.procs", "4242\n");
         putf(fd, "autogroup/user-0", "cpu.weight", "100\n");
         putf(fd, "autogroup/user-0", "cpu.max", "max 100000\n");
         putf(fd, "autogroup/user-0", "cpu.stat", "usage_usec 7\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n");
@@ -228,10 +228,16 @@ static void test_v2_pools(void **state) {
         putf(fd, "autogroup/pool-physics", "cpu.max", "400000 100000\n");
         putf(fd, "autogroup/pool-physics", "cpu.stat", "usage_usec 3000001\nnr_periods 20\nnr_throttled 4\n"
                                                         "throttled_usec 1500\n");
+        /* sessions with root's leaves (login/ is not one), a delegated one with the user's own */
         mkdirs(fd, "autogroup/pool-physics/user-3999999990/s1/login");
-        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s1/t1");
-        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s2");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s1/leaf-1");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s1/class-interactive");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s2/login");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s2/sid-77");
         mkdirs(fd, "autogroup/pool-physics/user-3999999991/s1/login");
+        /* a user group with neither sessions nor processes: no session */
+        mkdirs(fd, "autogroup/pool-physics/user-3999999992");
+        putf(fd, "autogroup/pool-physics/user-3999999992", "cgroup.procs", "");
         /* not ours: ignored */
         mkdirs(fd, "autogroup/junk/user-5");
         mkdirs(fd, "autogroup/user-05");
@@ -251,13 +257,15 @@ static void test_v2_pools(void **state) {
         assert_line(out, "autogroup_info{root=\"autogroup\",mode=\"cgroupfs\",cgroup=\"2\",cpu_source=\"cpu.stat\"} 1");
         assert_line(out, "autogroup_info{root=\"none\",mode=\"cgroupfs\",cgroup=\"2\",cpu_source=\"cpu.stat\"} 1");
         assert_metric(out, "autogroup_user_sessions", r0, "1");
-        assert_metric(out, "autogroup_user_leaves", r0, "2");
+        assert_metric(out, "autogroup_user_leaves", r0, "0");
         assert_metric(out, "autogroup_user_cap_cpus", r0, "+Inf");
         assert_metric(out, "autogroup_user_cpu_seconds_total", r0, "0.000007");
         assert_metric(out, "autogroup_user_weight", r0, "100");
         assert_metric(out, "autogroup_user_sessions", u1, "2");
-        assert_metric(out, "autogroup_user_leaves", u1, "2");
-        assert_metric(out, "autogroup_pool_users", p, "2");
+        assert_metric(out, "autogroup_user_leaves", u1, "3");
+        assert_metric(out, "autogroup_user_sessions", "{root=\"autogroup\",pool=\"physics\",uid=\"3999999992\",user=\"\"}",
+                      "0");
+        assert_metric(out, "autogroup_pool_users", p, "3");
         assert_metric(out, "autogroup_pool_sessions", p, "3");
         assert_metric(out, "autogroup_pool_leaves", p, "3");
         assert_metric(out, "autogroup_pool_cpu_seconds_total", p, "3.000001");
