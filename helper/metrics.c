@@ -201,21 +201,23 @@ typedef struct Walk {
 static int read_group(const Walk *w, int parent_fd, int parent_afd, const char *name, AgMetricsGroup *g,
                       int *ret_fd, int *ret_afd) {
         _cleanup_close_ int fd = -1, afd = -1;
-        AgCpuUsage u;
+        long long ns;
         int r;
 
         r = ag_cg_open(parent_fd, name, &fd);
         if (r < 0)
                 return r;
+        /* v2: the CPU time too, from the same cpu.stat */
         ag_status_read_policy(w->version, fd, &g->v);
-        g->v.cpu_usec = -1;
         g->v.procs = -1;
-        if (w->acct_here) {
-                if (ag_acct_read_group(w->version, fd, &u) >= 0)
-                        g->v.cpu_usec = u.usec;
+        if (w->version == 2)
+                ;
+        else if (w->acct_here) {
+                /* v1 cpu,cpuacct: the total only (cpuacct.stat's parts are not series) */
+                if (ag_read_ll(fd, "cpuacct.usage", &ns) >= 0 && ns >= 0)
+                        g->v.cpu_usec = ns / 1000;
         } else if (parent_afd >= 0 && ag_cg_open(parent_afd, name, &afd) >= 0) {
-                /* the mirror's total only (cpuacct.stat's parts are not series) */
-                long long ns;
+                /* v1 with cpuacct apart: the mirror's */
                 if (ag_read_ll(afd, "cpuacct.usage", &ns) >= 0 && ns >= 0)
                         g->v.cpu_usec = ns / 1000;
         }

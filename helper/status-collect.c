@@ -61,16 +61,19 @@ void ag_status_read_policy(int version, int fd, AgStatusNode *n) {
         if (ag_read_ll(fd, "cpu.idle", &v) >= 0)
                 n->idle = v != 0;
         n->throttle = (AgCpuThrottle) { -1, -1, -1 };
-        (void) ag_acct_read_throttle(version, fd, &n->throttle);
+        n->cpu_usec = -1;
+        (void) ag_acct_read_throttle(version, fd, &n->throttle, &n->cpu_usec);
 }
 
 static void read_values(Ctx *c, int fd, AgStatusNode *n) {
         ag_status_read_policy(c->h->version, fd, n);
-        n->cpu_usec = -1;
-        /* CPU time: the group's own cpu.stat (v2) or cpuacct.* (v1 cpu,cpuacct);
-         * on v1 with cpuacct on its own, its mirror (sessions and above only). */
+        /* CPU time: the group's own cpu.stat (v2, read above) or cpuacct.*
+         * (v1 cpu,cpuacct); on v1 with cpuacct on its own, its mirror
+         * (sessions and above only). */
         AgCpuUsage u;
-        if (c->acct_here && ag_acct_read_group(c->h->version, fd, &u) >= 0)
+        if (n->cpu_usec >= 0)
+                ;
+        else if (c->acct_here && ag_acct_read_group(c->h->version, fd, &u) >= 0)
                 n->cpu_usec = u.usec;
         else if (c->acct_fd >= 0) {
                 _cleanup_close_ int afd = -1;

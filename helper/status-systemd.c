@@ -36,12 +36,7 @@
 
 /* cpu.weight, cpu.max, cpu.idle, CPU time and process count of a v2 group */
 static void read_values(int fd, AgStatusNode *n) {
-        AgCpuUsage u;
-
         ag_status_read_policy(2, fd, n);
-        n->cpu_usec = -1;
-        if (ag_acct_read_group(2, fd, &u) >= 0)
-                n->cpu_usec = u.usec;
         n->procs = ag_cg_count_procs(fd);
         if (n->procs < 0)
                 n->procs = -1;

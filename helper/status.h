@@ -65,7 +65,8 @@ typedef struct AgStatus {
 int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, AgStatus **ret);
 AgStatus *ag_status_free(AgStatus *s);
 /* Weight, shares, cap, idle flag and throttling counters of one group
- * (cgroup version 1 or 2); what cannot be read is -1 (quota_us -2). */
+ * (cgroup version 1 or 2), and on v2 its CPU time (the same cpu.stat); what
+ * cannot be read is -1 (quota_us -2). */
 void ag_status_read_policy(int version, int fd, AgStatusNode *n);
 /* The same for the systemd mode (h: cgroup v2): user-UID.slice below
  * /user.slice, its session-N.scope units and user@UID.service with the

@@ -136,10 +136,10 @@ int ag_acct_read_group(int version, int cgfd, AgCpuUsage *ret) {
         return 0;
 }
 
-int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret) {
+int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret, long long *ret_usage_usec) {
         AgCpuThrottle t = { -1, -1, -1 };
+        long long v, usage = -1;
         char buf[4096];
-        long long v;
         int r;
 
         /* v1: the cpu controller's cpu.stat (throttled_time in ns), v2: the group's */
@@ -152,9 +152,13 @@ int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret) {
                 t.throttled = v;
         if (version == 2 ? keyed_value(buf, "throttled_usec", &v) >= 0 : keyed_value(buf, "throttled_time", &v) >= 0)
                 t.throttled_usec = version == 2 ? v : v / 1000;
-        if (t.periods < 0 && t.throttled < 0 && t.throttled_usec < 0)
+        if (version == 2 && keyed_value(buf, "usage_usec", &v) >= 0)
+                usage = v;
+        if (t.periods < 0 && t.throttled < 0 && t.throttled_usec < 0 && usage < 0)
                 return -ENOENT;
         *ret = t;
+        if (ret_usage_usec)
+                *ret_usage_usec = usage;
         return 0;
 }
 

@@ -60,9 +60,11 @@ int ag_acct_find(const AgHierarchy *h, AgAcctSource *ret_source, char **ret_moun
  * Values it cannot read stay -1; -ENOENT when even the total is missing. */
 int ag_acct_read_group(int version, int cgfd, AgCpuUsage *ret);
 
-/* Reads the throttling counters of one group. Values it cannot read stay -1;
- * -ENOENT when it has none of them. */
-int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret);
+/* Reads the throttling counters of one group and, on v2, its CPU time
+ * (usage_usec of the same cpu.stat) into *ret_usage_usec when not NULL (-1
+ * on v1 or when missing). Values it cannot read stay -1; -ENOENT when it
+ * has none of them. */
+int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret, long long *ret_usage_usec);
 
 /* Starts the accounting of a session: takes the time and finds the source
  * (AG_ACCT_NONE when it cannot tell). -ENOMEM is its only failure. */

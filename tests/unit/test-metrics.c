@@ -38,23 +38,32 @@ static void test_throttle(void **state) {
         assert_non_null(mkdtemp(dir));
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(fd >= 0);
-        assert_int_equal(ag_acct_read_throttle(2, fd, &t), -ENOENT);
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, NULL), -ENOENT);
         assert_int_equal(t.periods, 9);          /* untouched on failure */
         put(fd, "cpu.stat", "usage_usec 5\nuser_usec 3\nsystem_usec 2\nnr_periods 10\nnr_throttled 3\n"
                             "throttled_usec 4500\nnr_bursts 0\nburst_usec 0\n");
-        assert_int_equal(ag_acct_read_throttle(2, fd, &t), 0);
+        long long usage = 0;
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage), 0);
         assert_int_equal(t.periods, 10);
         assert_int_equal(t.throttled, 3);
         assert_int_equal(t.throttled_usec, 4500);
+        assert_int_equal(usage, 5);             /* the CPU time of the same read */
         /* v1: throttled_time in ns */
         put(fd, "cpu.stat", "nr_periods 7\nnr_throttled 2\nthrottled_time 3000000\nnr_bursts 0\nburst_time 0\n");
-        assert_int_equal(ag_acct_read_throttle(1, fd, &t), 0);
+        assert_int_equal(ag_acct_read_throttle(1, fd, &t, &usage), 0);
+        assert_int_equal(usage, -1);            /* v1: in cpuacct */
         assert_int_equal(t.periods, 7);
         assert_int_equal(t.throttled, 2);
         assert_int_equal(t.throttled_usec, 3000);
-        /* v2 without CONFIG_CFS_BANDWIDTH: no counters */
-        put(fd, "cpu.stat", "usage_usec 5\nuser_usec 3\nsystem_usec 2\n");
-        assert_int_equal(ag_acct_read_throttle(2, fd, &t), -ENOENT);
+        /* v2 without CONFIG_CFS_BANDWIDTH: no counters, the CPU time all the same */
+        put(fd, "cpu.stat", "usage_usec 6\nuser_usec 3\nsystem_usec 3\n");
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage), 0);
+        assert_int_equal(t.periods, -1);
+        assert_int_equal(t.throttled_usec, -1);
+        assert_int_equal(usage, 6);
+        /* nothing of either */
+        put(fd, "cpu.stat", "nr_bursts 0\n");
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage), -ENOENT);
         (void) unlinkat(fd, "cpu.stat", 0);
         close(fd);
         rmdir(dir);
