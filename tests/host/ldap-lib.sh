@@ -21,6 +21,16 @@ LD_LOGCAP_PID=""
 LD_NS=""                # the lane's mount namespace (readlink of /proc/PID/ns/mnt)
 LD_STARTED=""           # PID:start-time of every process the lane started
 
+# ldap_lane: the names every directory lane uses: its cgroup root (cleaned
+# up by ag_cleanup), the helper, and the host's nsswitch.conf as it was
+ldap_lane() {
+        ROOT="agtest-$$"
+        CG="$CPU/$ROOT"
+        AG_CGROOTS="$CG"
+        HELPER="$abs_top_builddir/helper/autogroup"
+        NSS_BEFORE=$(sha256sum /etc/nsswitch.conf)
+}
+
 # ld_track PID: remember a process the lane started, with its start time
 # (pid_start, tests/lib.sh), for ldap_leftovers
 ld_track() {

@@ -20,11 +20,7 @@ why=$(ldap_missing)
 if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 77; fi
 trap 'ldap_cleanup; ag_cleanup' EXIT
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
-HELPER="$abs_top_builddir/helper/autogroup"
-NSS_BEFORE=$(sha256sum /etc/nsswitch.conf)
+ldap_lane
 start_syslog || true
 
 # Directory-only users and groups: uids/gids far above any local range, unique per run

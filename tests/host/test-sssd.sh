@@ -42,11 +42,7 @@ sssd_stop() {
 }
 trap 'sssd_stop; ldap_cleanup; ag_cleanup' EXIT
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
-HELPER="$abs_top_builddir/helper/autogroup"
-NSS_BEFORE=$(sha256sum /etc/nsswitch.conf)
+ldap_lane
 host_sssd() { find /etc/sssd /var/lib/sss /var/log/sssd -printf '%p %s %m\n' 2>/dev/null | sort | sha256sum; }
 SSSD_BEFORE=$(host_sssd)
 start_syslog || true
