@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,8 +197,9 @@ typedef struct Walk {
         PwCache *pw;
 } Walk;
 
-/* The group name below parent_fd: its values into g->v; its fd (and its
- * cpuacct mirror's, or -1) when ret_fd is not NULL. */
+/* The group name below parent_fd: its values into g->v, its fd into
+ * *ret_fd, and its cpuacct mirror's (or -1) into *ret_afd when that is not
+ * NULL (without it the mirror's file is read in one open). */
 static int read_group(const Walk *w, int parent_fd, int parent_afd, const char *name, AgMetricsGroup *g,
                       int *ret_fd, int *ret_afd) {
         _cleanup_close_ int fd = -1, afd = -1;
@@ -216,15 +218,19 @@ static int read_group(const Walk *w, int parent_fd, int parent_afd, const char *
                 /* v1 cpu,cpuacct: the total only (cpuacct.stat's parts are not series) */
                 if (ag_read_ll(fd, "cpuacct.usage", &ns) >= 0 && ns >= 0)
                         g->v.cpu_usec = ns / 1000;
-        } else if (parent_afd >= 0 && ag_cg_open(parent_afd, name, &afd) >= 0) {
+        } else if (parent_afd >= 0 && !ret_afd) {
                 /* v1 with cpuacct apart: the mirror's */
+                char path[NAME_MAX + sizeof "/cpuacct.usage"];
+                snprintf(path, sizeof path, "%s/cpuacct.usage", name);
+                if (ag_read_ll_beneath(parent_afd, path, &ns) >= 0 && ns >= 0)
+                        g->v.cpu_usec = ns / 1000;
+        } else if (parent_afd >= 0 && ag_cg_open(parent_afd, name, &afd) >= 0) {
                 if (ag_read_ll(afd, "cpuacct.usage", &ns) >= 0 && ns >= 0)
                         g->v.cpu_usec = ns / 1000;
         }
-        if (ret_fd) {
-                *ret_fd = take_fd(&fd);
+        *ret_fd = take_fd(&fd);
+        if (ret_afd)
                 *ret_afd = take_fd(&afd);
-        }
         return 0;
 }
 
@@ -306,7 +312,7 @@ static int walk_place(const Walk *w, int fd, int afd, const char *pool) {
                 if ((r = group_add(w->m, w->root, false, pool, &g)) < 0)
                         break;
                 g->uid = uid;
-                if (read_group(w, fd, afd, de->d_name, g, &cfd, &cafd) < 0) {
+                if (read_group(w, fd, afd, de->d_name, g, &cfd, NULL) < 0) {
                         free(g->pool);
                         w->m->n_groups--;
                         continue;

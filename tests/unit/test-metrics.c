@@ -29,6 +29,35 @@ static void put(int dirfd, const char *name, const char *text) {
         close(fd);
 }
 
+/* ag_read_ll_beneath: a file below a directory in one open, never through a symlink or out of it */
+static void test_read_beneath(void **state) {
+        char dir[] = "/tmp/ag-metrics-XXXXXX";
+        long long v = 9;
+        int fd;
+
+        (void) state;
+        assert_non_null(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(mkdirat(fd, "user-5", 0755), 0);
+        put(fd, "user-5/cpuacct.usage", "4200\n");
+        put(fd, "top", "7\n");
+        assert_int_equal(symlinkat("user-5", fd, "link"), 0);
+        assert_true(ag_read_ll_beneath(fd, "user-5/../top", &v) < 0 || v == 7);     /* never outside fd */
+        assert_true(ag_read_ll_beneath(fd, "../top", &v) < 0);
+        assert_true(ag_read_ll_beneath(fd, "link/cpuacct.usage", &v) < 0);
+        assert_int_equal(ag_read_ll_beneath(fd, "user-5/cpuacct.usage", &v), 0);
+        assert_int_equal(v, 4200);
+        assert_int_equal(ag_read_ll_beneath(fd, "user-5/missing", &v), -ENOENT);
+        assert_int_equal(v, 4200);               /* untouched on failure */
+        (void) unlinkat(fd, "user-5/cpuacct.usage", 0);
+        (void) unlinkat(fd, "user-5", AT_REMOVEDIR);
+        (void) unlinkat(fd, "top", 0);
+        (void) unlinkat(fd, "link", 0);
+        close(fd);
+        rmdir(dir);
+}
+
 static void test_throttle(void **state) {
         char dir[] = "/tmp/ag-metrics-XXXXXX";
         AgCpuThrottle t = { 9, 9, 9 };
@@ -351,6 +380,7 @@ static void test_write(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_read_beneath),
                 cmocka_unit_test(test_throttle),
                 cmocka_unit_test(test_systemd),
                 cmocka_unit_test(test_v2_pools),
