@@ -106,6 +106,8 @@ static int root_add(AgMetrics *m, const char *name, bool systemd, int version, c
 /* Names of the uids in /etc/passwd, read once: a fleet's thousand users cost
  * one read of the file rather than a lookup each. Uids it does not hold go
  * to NSS (a directory). */
+#define PW_FILE_MAX (64U << 20)
+
 typedef struct PwName {
         uid_t uid;
         size_t line;                   /* equal uids: the first line wins, as getpwuid() has it */
@@ -131,16 +133,35 @@ static int cmp_pw_uid(const void *a, const void *b) {
         return x->uid < y->uid ? -1 : x->uid > y->uid;
 }
 
+/* name:password:uid:... of each line (the format of passwd(5); what fgetpwent
+ * reads, without its two lseek()s a line): the file read in one go */
 static void pw_load(PwCache *c) {
-        struct passwd *pw;
-        size_t allocated = 0;
-        FILE *f;
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int fd = -1;
+        size_t allocated = 0, len = 0;
 
         c->loaded = true;
-        f = fopen("/etc/passwd", "re");
-        if (!f)
+        fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 || ag_read_all(fd, 1 << 16, PW_FILE_MAX, &text, &len) < 0)
                 return;
-        while ((pw = fgetpwent(f))) {
+        for (char *line = text, *next; line && *line; line = next) {
+                char *name = line, *uid_s, *end;
+                unsigned long uid;
+
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = 0;
+                /* name, password, uid: the name not empty, no NIS "+"/"-" entry */
+                if (!*name || *name == '+' || *name == '-' || !(end = strchr(name, ':')))
+                        continue;
+                *end = 0;
+                if (!(uid_s = strchr(end + 1, ':')))
+                        continue;
+                uid_s++;
+                if ((end = strchr(uid_s, ':')))
+                        *end = 0;
+                if (ag_safe_atoul(uid_s, UINT32_MAX - 1, &uid) < 0)
+                        continue;
                 if (c->n == allocated) {
                         size_t na = allocated ? allocated * 2 : 256;
                         PwName *p = realloc(c->v, na * sizeof *p);
@@ -149,13 +170,12 @@ static void pw_load(PwCache *c) {
                         c->v = p;
                         allocated = na;
                 }
-                c->v[c->n].uid = pw->pw_uid;
+                c->v[c->n].uid = (uid_t) uid;
                 c->v[c->n].line = c->n;
-                if (!(c->v[c->n].name = strdup(pw->pw_name)))
+                if (!(c->v[c->n].name = strdup(name)))
                         break;
                 c->n++;
         }
-        fclose(f);
         if (c->n > 1)
                 qsort(c->v, c->n, sizeof *c->v, cmp_pw);
 }
@@ -210,7 +230,7 @@ static int read_group(const Walk *w, int parent_fd, int parent_afd, const char *
         if (r < 0)
                 return r;
         /* v2: the CPU time too, from the same cpu.stat */
-        ag_status_read_policy(w->version, fd, &g->v);
+        ag_status_read_policy(w->version, fd, &g->v, true);
         g->v.procs = -1;
         if (w->version == 2)
                 ;

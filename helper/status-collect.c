@@ -27,7 +27,7 @@ typedef struct Ctx {
         unsigned user_nodes;           /* groups below the user group being read */
 } Ctx;
 
-void ag_status_read_policy(int version, int fd, AgStatusNode *n) {
+void ag_status_read_policy(int version, int fd, AgStatusNode *n, bool lean) {
         long long v, p;
         char buf[128];
 
@@ -53,12 +53,21 @@ void ag_status_read_policy(int version, int fd, AgStatusNode *n) {
                         n->shares = (long) v;
                         n->weight = (long) (v * 100 / 1024);
                 }
-                if (ag_read_ll(fd, "cpu.cfs_quota_us", &v) >= 0 && ag_read_ll(fd, "cpu.cfs_period_us", &p) >= 0) {
-                        n->quota_us = v < 0 ? -1 : v;
-                        n->period_us = p > 0 ? (unsigned long) p : 0;
+                if (ag_read_ll(fd, "cpu.cfs_quota_us", &v) >= 0) {
+                        if (v < 0 && lean)
+                                n->quota_us = -1;       /* no cap: its period does not matter */
+                        else if (ag_read_ll(fd, "cpu.cfs_period_us", &p) >= 0) {
+                                n->quota_us = v < 0 ? -1 : v;
+                                n->period_us = p > 0 ? (unsigned long) p : 0;
+                        }
                 }
         }
-        if (ag_read_ll(fd, "cpu.idle", &v) >= 0)
+        /* The kernel gives an idle group the weight of SCHED_IDLE (v1
+         * cpu.shares 3, v2 cpu.weight 1, or 0 before Linux 6.6) and refuses
+         * another while it is idle: a group of any other weight is not idle. */
+        if (lean && (version == 2 ? n->weight > 1 : n->shares > 3))
+                n->idle = 0;
+        else if (ag_read_ll(fd, "cpu.idle", &v) >= 0)
                 n->idle = v != 0;
         n->throttle = (AgCpuThrottle) { -1, -1, -1 };
         n->cpu_usec = -1;
@@ -66,7 +75,7 @@ void ag_status_read_policy(int version, int fd, AgStatusNode *n) {
 }
 
 static void read_values(Ctx *c, int fd, AgStatusNode *n) {
-        ag_status_read_policy(c->h->version, fd, n);
+        ag_status_read_policy(c->h->version, fd, n, false);
         /* CPU time: the group's own cpu.stat (v2, read above) or cpuacct.*
          * (v1 cpu,cpuacct); on v1 with cpuacct on its own, its mirror
          * (sessions and above only). */

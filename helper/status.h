@@ -66,8 +66,10 @@ int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, Ag
 AgStatus *ag_status_free(AgStatus *s);
 /* Weight, shares, cap, idle flag and throttling counters of one group
  * (cgroup version 1 or 2), and on v2 its CPU time (the same cpu.stat); what
- * cannot be read is -1 (quota_us -2). */
-void ag_status_read_policy(int version, int fd, AgStatusNode *n);
+ * cannot be read is -1 (quota_us -2). lean: no file the values do not need
+ * (v1: no period without a cap; cpu.idle only for a group whose weight is
+ * the kernel's idle weight). */
+void ag_status_read_policy(int version, int fd, AgStatusNode *n, bool lean);
 /* The same for the systemd mode (h: cgroup v2): user-UID.slice below
  * /user.slice, its session-N.scope units and user@UID.service with the
  * terminals' app.slice/autogroup-sid-S.scope units. */

@@ -261,7 +261,8 @@ static void test_v2_pools(void **state) {
         putf(fd, "autogroup/user-0", "cpu.stat", "usage_usec 7\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n");
         /* a pool of two users with sessions, capped at 4 CPUs */
         mkdirs(fd, "autogroup/pool-physics");
-        putf(fd, "autogroup/pool-physics", "cpu.weight", "300\n");
+        /* idle: the kernel then reports the idle weight, 1 */
+        putf(fd, "autogroup/pool-physics", "cpu.weight", "1\n");
         putf(fd, "autogroup/pool-physics", "cpu.idle", "1\n");
         putf(fd, "autogroup/pool-physics", "cpu.max", "400000 100000\n");
         putf(fd, "autogroup/pool-physics", "cpu.stat", "usage_usec 3000001\nnr_periods 20\nnr_throttled 4\n"
@@ -310,8 +311,10 @@ static void test_v2_pools(void **state) {
         assert_metric(out, "autogroup_pool_cpu_throttled_periods_total", p, "4");
         assert_metric(out, "autogroup_pool_cpu_throttled_seconds_total", p, "0.001500");
         assert_metric(out, "autogroup_pool_cap_cpus", p, "4");
-        assert_metric(out, "autogroup_pool_weight", p, "300");
+        assert_metric(out, "autogroup_pool_weight", p, "1");
         assert_metric(out, "autogroup_pool_idle", p, "1");
+        /* any other weight: not idle, cpu.idle not read (user-0 has none) */
+        assert_metric(out, "autogroup_user_idle", r0, "0");
         assert_metric(out, "autogroup_user_cpu_seconds_total", "{root=\"web\",pool=\"\",uid=\"0\",user=\"root\"}",
                       "0.000001");
         assert_null(strstr(out, "uid=\"5\""));
