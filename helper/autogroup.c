@@ -4,6 +4,7 @@
  *
  *   autogroup [--root NAME] enter [--pid PID] [--verbose]
  *   autogroup [--root NAME] status [--user NAME] [--json]
+ *   autogroup [--root NAME] metrics [--user NAME] [--output FILE]
  *   autogroup check [FILE]
  *   autogroup explain [--conf FILE] USER
  *   autogroup [--root NAME] gc
@@ -50,6 +51,7 @@
 #include "run.h"
 #include "run-systemd.h"
 #include "hint.h"
+#include "metrics.h"
 #include "enter-systemd.h"
 #include "systemd.h"
 #include "status.h"
@@ -78,6 +80,10 @@ static void usage(FILE *f) {
               "  enter [--pid PID] [--verbose]   move a session-leading shell (default: the parent)\n"
               "                                  into a group of its own inside its login's session\n"
               "  status [--user NAME] [--json]   users, sessions and leaves with weight, cap and CPU used\n"
+              "  metrics [--user NAME] [--output FILE]\n"
+              "                                  the same per user group and pool as Prometheus text\n"
+              "                                  (for node_exporter's textfile collector); --output\n"
+              "                                  replaces FILE atomically\n"
               "  check [FILE]                    validate the configuration and its drop-ins\n"
               "                                  (default: every conf= of the module's lines)\n"
               "  explain [--conf FILE] USER      which line set each item for USER (default: for\n"
@@ -342,6 +348,35 @@ static int status_pam_roots(const Args *a, const AgHierarchy *h, uid_t only, boo
         return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
 
+/* status and metrics: whose groups, from --user (NULL: everyone's); anyone
+ * but root sees only their own. */
+static int only_user(const Args *a, const char *user, uid_t *ret) {
+        uid_t only = (uid_t) -1;
+
+        if (user) {
+                struct passwd *pw = getpwnam(user);
+                unsigned long v;
+
+                if (pw)
+                        only = pw->pw_uid;
+                else if (ag_safe_atoul(user, (uid_t) -2, &v) >= 0)
+                        only = (uid_t) v;
+                else {
+                        fprintf(stderr, "autogroup %s: unknown user '%s'\n", a->verb, user);
+                        return -EINVAL;
+                }
+        }
+        if (getuid() != 0) {
+                if (only != (uid_t) -1 && only != getuid()) {
+                        fprintf(stderr, "autogroup %s: only root can see another user's groups\n", a->verb);
+                        return -EPERM;
+                }
+                only = getuid();
+        }
+        *ret = only;
+        return 0;
+}
+
 static int verb_status(const Args *a) {
         AgHierarchy *h = NULL;
         AgStatus *s = NULL;
@@ -362,26 +397,8 @@ static int verb_status(const Args *a) {
                         return EXIT_USAGE;
                 }
         }
-        if (user) {
-                struct passwd *pw = getpwnam(user);
-                unsigned long v;
-
-                if (pw)
-                        only = pw->pw_uid;
-                else if (ag_safe_atoul(user, (uid_t) -2, &v) >= 0)
-                        only = (uid_t) v;
-                else {
-                        fprintf(stderr, "autogroup status: unknown user '%s'\n", user);
-                        return EXIT_FAILURE;
-                }
-        }
-        if (getuid() != 0) {
-                if (only != (uid_t) -1 && only != getuid()) {
-                        fprintf(stderr, "autogroup status: only root can see another user's groups\n");
-                        return EXIT_FAILURE;
-                }
-                only = getuid();
-        }
+        if (only_user(a, user, &only) < 0)
+                return EXIT_FAILURE;
 
         if (find_hierarchy_or_report(a, &h) < 0)
                 return EXIT_FAILURE;
@@ -409,6 +426,81 @@ static int verb_status(const Args *a) {
                 ag_status_print(s, stdout, want_unicode());
         ag_status_free(s);
         return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
+
+/* ---- metrics ---- */
+
+/* What metrics reports: --root's groups, or every root= of the module's
+ * lines; where the systemd mode applies, the user slices (once). */
+static int metrics_collect(const Args *a, const AgHierarchy *h, uid_t only, AgMetrics *m) {
+        AgTargets t = {};
+        bool systemd_done = false;
+        int r = 0;
+
+        if (!a->root_given && (r = ag_targets_from_pam(a->pam_dir, false, a->root, NULL, &t)) < 0)
+                return r;
+        for (size_t i = 0; r >= 0 && i < (a->root_given ? 1 : t.n); i++) {
+                const char *root = a->root_given ? a->root : t.v[i].value;
+                bool systemd = a->root_given ? ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) ==
+                                               AG_MODE_SYSTEMD : ag_target_is_systemd(&t.v[i], h);
+                _cleanup_close_ int mfd = -1, rfd = -1;
+
+                /* no cgroupfs tree where the systemd mode applies: its user slices */
+                if (systemd && ag_hierarchy_open(h, &mfd) >= 0 && ag_cg_open(mfd, root, &rfd) == -ENOENT) {
+                        AgStatus *s = NULL;
+
+                        if (systemd_done)
+                                continue;
+                        r = ag_status_systemd_collect(h, only, &s);
+                        if (r >= 0)
+                                r = ag_metrics_add_status(m, s);
+                        ag_status_free(s);
+                        systemd_done = true;
+                } else
+                        r = ag_metrics_collect(m, h, root, only);
+        }
+        if (!a->root_given)
+                ag_targets_done(&t);
+        return r;
+}
+
+static int verb_metrics(const Args *a) {
+        AgHierarchy *h = NULL;
+        AgMetrics m = {};
+        const char *user = NULL, *output = NULL;
+        uid_t only;
+        int r;
+
+        for (int i = 0; i < a->argc; i++) {
+                const char *o;
+
+                if ((o = option_value(a, &i, "--user")))
+                        user = o;
+                else if ((o = option_value(a, &i, "--output")))
+                        output = o;
+                else {
+                        fprintf(stderr, "autogroup metrics: unexpected argument '%s'\n", a->argv[i]);
+                        return EXIT_USAGE;
+                }
+        }
+        if (only_user(a, user, &only) < 0)
+                return EXIT_FAILURE;
+        if (find_hierarchy_or_report(a, &h) < 0)
+                return EXIT_FAILURE;
+        r = metrics_collect(a, h, only, &m);
+        ag_hierarchy_free(h);
+        if (r < 0)
+                fprintf(stderr, "autogroup metrics: cannot read the groups: %s\n", strerror(-r));
+        else if (output) {
+                r = ag_metrics_write(&m, output);
+                if (r < 0)
+                        fprintf(stderr, "autogroup metrics: cannot write %s: %s\n", output, strerror(-r));
+        } else {
+                ag_metrics_print(&m, stdout);
+                r = fflush(stdout) == 0 ? 0 : -EIO;
+        }
+        ag_metrics_done(&m);
+        return r < 0 ? EXIT_FAILURE : 0;
 }
 
 /* ---- check ---- */
@@ -633,7 +725,12 @@ static void print_removed(void *userdata, const char *path, const AgCpuUsage *us
         gc_audit(g, "autogroup-remove", uid, user, path, NULL);
         /* its open time is the login's, unknown here: wall_usec=? */
         if (usage && ag_acct_format(usage, -1, fields, sizeof fields) >= 0) {
-                syslog(LOG_INFO, "session %s removed: user=%s scope=session %s", path, user, fields);
+                AgAcctRecord ar = { .cgroup = path, .state = "removed", .user = strcmp(user, "?") ? user : NULL,
+                                    .uid = uid, .by = "gc", .usage = usage, .wall_usec = -1 };
+                char record[AG_ACCT_RECORD_MAX];
+
+                if (ag_acct_record_format(&ar, record, sizeof record) >= 0)
+                        syslog(LOG_INFO, "%s", record);
                 snprintf(extra, sizeof extra, "state=removed %s", fields);
                 gc_audit(g, "autogroup-session-end", uid, user, path, extra);
         }
@@ -940,6 +1037,8 @@ int main(int argc, char **argv) {
                 r = verb_enter(&a);
         else if (strcmp(a.verb, "status") == 0)
                 r = verb_status(&a);
+        else if (strcmp(a.verb, "metrics") == 0)
+                r = verb_metrics(&a);
         else if (strcmp(a.verb, "check") == 0)
                 r = verb_check(&a);
         else if (strcmp(a.verb, "explain") == 0)

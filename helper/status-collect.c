@@ -27,7 +27,7 @@ typedef struct Ctx {
         unsigned user_nodes;           /* groups below the user group being read */
 } Ctx;
 
-static void read_values(Ctx *c, int fd, AgStatusNode *n) {
+void ag_status_read_policy(int version, int fd, AgStatusNode *n, bool lean) {
         long long v, p;
         char buf[128];
 
@@ -35,9 +35,8 @@ static void read_values(Ctx *c, int fd, AgStatusNode *n) {
         n->quota_us = -2;
         n->period_us = 0;
         n->idle = -1;
-        n->cpu_usec = -1;
 
-        if (c->h->version == 2) {
+        if (version == 2) {
                 if (ag_read_ll(fd, "cpu.weight", &v) >= 0)
                         n->weight = (long) v;
                 if (ag_read_small_file(fd, "cpu.max", buf, sizeof buf) >= 0) {
@@ -54,23 +53,42 @@ static void read_values(Ctx *c, int fd, AgStatusNode *n) {
                         n->shares = (long) v;
                         n->weight = (long) (v * 100 / 1024);
                 }
-                if (ag_read_ll(fd, "cpu.cfs_quota_us", &v) >= 0 && ag_read_ll(fd, "cpu.cfs_period_us", &p) >= 0) {
-                        n->quota_us = v < 0 ? -1 : v;
-                        n->period_us = p > 0 ? (unsigned long) p : 0;
+                if (ag_read_ll(fd, "cpu.cfs_quota_us", &v) >= 0) {
+                        if (v < 0 && lean)
+                                n->quota_us = -1;       /* no cap: its period does not matter */
+                        else if (ag_read_ll(fd, "cpu.cfs_period_us", &p) >= 0) {
+                                n->quota_us = v < 0 ? -1 : v;
+                                n->period_us = p > 0 ? (unsigned long) p : 0;
+                        }
                 }
         }
-        /* CPU time: the group's own cpu.stat (v2) or cpuacct.* (v1 cpu,cpuacct);
-         * on v1 with cpuacct on its own, its mirror (sessions and above only). */
+        /* The kernel gives an idle group the weight of SCHED_IDLE (v1
+         * cpu.shares 3, v2 cpu.weight 1, or 0 before Linux 6.6) and refuses
+         * another while it is idle: a group of any other weight is not idle. */
+        if (lean && (version == 2 ? n->weight > 1 : n->shares > 3))
+                n->idle = 0;
+        else if (ag_read_ll(fd, "cpu.idle", &v) >= 0)
+                n->idle = v != 0;
+        n->throttle = (AgCpuThrottle) { -1, -1, -1 };
+        n->cpu_usec = -1;
+        (void) ag_acct_read_throttle(version, fd, &n->throttle, &n->cpu_usec);
+}
+
+static void read_values(Ctx *c, int fd, AgStatusNode *n) {
+        ag_status_read_policy(c->h->version, fd, n, false);
+        /* CPU time: the group's own cpu.stat (v2, read above) or cpuacct.*
+         * (v1 cpu,cpuacct); on v1 with cpuacct on its own, its mirror
+         * (sessions and above only). */
         AgCpuUsage u;
-        if (c->acct_here && ag_acct_read_group(c->h->version, fd, &u) >= 0)
+        if (n->cpu_usec >= 0)
+                ;
+        else if (c->acct_here && ag_acct_read_group(c->h->version, fd, &u) >= 0)
                 n->cpu_usec = u.usec;
         else if (c->acct_fd >= 0) {
                 _cleanup_close_ int afd = -1;
                 if (ag_cg_open_path(c->acct_fd, n->path, &afd) >= 0 && ag_acct_read_group(1, afd, &u) >= 0)
                         n->cpu_usec = u.usec;
         }
-        if (ag_read_ll(fd, "cpu.idle", &v) >= 0)
-                n->idle = v != 0;
         n->procs = ag_cg_count_procs(fd);
         if (n->procs < 0)
                 n->procs = -1;

@@ -36,33 +36,7 @@
 
 /* cpu.weight, cpu.max, cpu.idle, CPU time and process count of a v2 group */
 static void read_values(int fd, AgStatusNode *n) {
-        char buf[128];
-        AgCpuUsage u;
-        long long v;
-
-        n->weight = n->shares = -1;
-        n->quota_us = -2;
-        n->period_us = 0;
-        n->idle = -1;
-        n->cpu_usec = -1;
-        if (ag_read_ll(fd, "cpu.weight", &v) >= 0)
-                n->weight = (long) v;
-        if (ag_read_small_file(fd, "cpu.max", buf, sizeof buf) >= 0) {
-                char *sp = strchr(buf, ' ');
-
-                if (sp) {
-                        long long p;
-
-                        *sp = 0;
-                        p = strtoll(sp + 1, NULL, 10);
-                        n->period_us = p > 0 ? (unsigned long) p : 0;
-                        n->quota_us = strcmp(buf, "max") == 0 ? -1 : strtoll(buf, NULL, 10);
-                }
-        }
-        if (ag_read_ll(fd, "cpu.idle", &v) >= 0)
-                n->idle = v != 0;
-        if (ag_acct_read_group(2, fd, &u) >= 0)
-                n->cpu_usec = u.usec;
+        ag_status_read_policy(2, fd, n, false);
         n->procs = ag_cg_count_procs(fd);
         if (n->procs < 0)
                 n->procs = -1;

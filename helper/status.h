@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "acct.h"
 #include "cgroup.h"
 #include "policy.h"
 
@@ -37,6 +38,7 @@ struct AgStatusNode {
         int idle;                      /* 0, 1; -1 unknown */
         int procs;                     /* -1 unknown */
         long long cpu_usec;            /* -1 unknown */
+        AgCpuThrottle throttle;        /* cpu.stat's bandwidth counters; -1 unknown */
         bool truncated;                /* children not all listed (bounds) */
         /* pools: a pool-<name> group at depth 1; below one, every
          * level is one deeper (user group 2, session 3, leaf 4) */
@@ -62,6 +64,12 @@ typedef struct AgStatus {
 /* Collects the tree. only_uid: (uid_t) -1 for every user. */
 int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, AgStatus **ret);
 AgStatus *ag_status_free(AgStatus *s);
+/* Weight, shares, cap, idle flag and throttling counters of one group
+ * (cgroup version 1 or 2), and on v2 its CPU time (the same cpu.stat); what
+ * cannot be read is -1 (quota_us -2). lean: no file the values do not need
+ * (v1: no period without a cap; cpu.idle only for a group whose weight is
+ * the kernel's idle weight). */
+void ag_status_read_policy(int version, int fd, AgStatusNode *n, bool lean);
 /* The same for the systemd mode (h: cgroup v2): user-UID.slice below
  * /user.slice, its session-N.scope units and user@UID.service with the
  * terminals' app.slice/autogroup-sid-S.scope units. */

@@ -19,6 +19,7 @@
 
 #include "acct.h"
 #include "cgroup.h"
+#include "escape.h"
 #include "place.h"
 #include "util.h"
 
@@ -132,6 +133,32 @@ int ag_acct_read_group(int version, int cgfd, AgCpuUsage *ret) {
                 }
         }
         *ret = u;
+        return 0;
+}
+
+int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret, long long *ret_usage_usec) {
+        AgCpuThrottle t = { -1, -1, -1 };
+        long long v, usage = -1;
+        char buf[4096];
+        int r;
+
+        /* v1: the cpu controller's cpu.stat (throttled_time in ns), v2: the group's */
+        r = ag_read_small_file(cgfd, "cpu.stat", buf, sizeof buf);
+        if (r < 0)
+                return r;
+        if (keyed_value(buf, "nr_periods", &v) >= 0)
+                t.periods = v;
+        if (keyed_value(buf, "nr_throttled", &v) >= 0)
+                t.throttled = v;
+        if (version == 2 ? keyed_value(buf, "throttled_usec", &v) >= 0 : keyed_value(buf, "throttled_time", &v) >= 0)
+                t.throttled_usec = version == 2 ? v : v / 1000;
+        if (version == 2 && keyed_value(buf, "usage_usec", &v) >= 0)
+                usage = v;
+        if (t.periods < 0 && t.throttled < 0 && t.throttled_usec < 0 && usage < 0)
+                return -ENOENT;
+        *ret = t;
+        if (ret_usage_usec)
+                *ret_usage_usec = usage;
         return 0;
 }
 
@@ -534,6 +561,45 @@ int ag_acct_format(const AgCpuUsage *u, long long wall_usec, char *buf, size_t s
         format_value(sy, sizeof sy, u ? u->system_usec : -1);
         format_value(w, sizeof w, wall_usec);
         n = snprintf(buf, size, "cpu_usec=%s user_usec=%s system_usec=%s wall_usec=%s", c, us, sy, w);
+        if (n < 0 || (size_t) n >= size)
+                return -ENOBUFS;
+        return 0;
+}
+
+/* The pool of a group path "/<root>/pool-<name>/...": its second component
+ * (user-<uid> never starts with "pool-"), copied into buf; "" for none. */
+static void pool_of_path(const char *path, char *buf, size_t size) {
+        const char *c = path ? strchr(path + (path[0] == '/'), '/') : NULL, *name = NULL;
+        char comp[AG_ACCT_POOL_COMP_MAX];
+        size_t len;
+
+        buf[0] = 0;
+        if (!c)
+                return;
+        c++;
+        len = strcspn(c, "/");
+        if (len >= sizeof comp)
+                return;
+        memcpy(comp, c, len);
+        comp[len] = 0;
+        if (ag_pool_group_parse(comp, &name) >= 0 && strlen(name) < size)
+                strcpy(buf, name);
+}
+
+int ag_acct_record_format(const AgAcctRecord *r, char *buf, size_t size) {
+        char fields[200], user[256 * 3 + 1], cgroup[1024 * 3 + 1], pool_name[AG_ACCT_POOL_COMP_MAX],
+                pool[AG_ACCT_POOL_COMP_MAX * 3 + 1];
+        int n;
+
+        pool_of_path(r->cgroup, pool_name, sizeof pool_name);
+        if (ag_acct_format(r->usage, r->wall_usec, fields, sizeof fields) < 0 ||
+            ag_escape_percent(r->user, user, sizeof user) < 0 ||
+            ag_escape_percent(r->cgroup, cgroup, sizeof cgroup) < 0 ||
+            ag_escape_percent(pool_name, pool, sizeof pool) < 0)
+                return -ENOBUFS;
+        n = snprintf(buf, size, "session %s %s: user=%s scope=%s %s uid=%lu state=%s cgroup=%s pool=%s by=%s", cgroup,
+                     r->state, user, r->user_scope ? "user" : "session", fields, (unsigned long) r->uid, r->state,
+                     cgroup, pool, r->by);
         if (n < 0 || (size_t) n >= size)
                 return -ENOBUFS;
         return 0;

@@ -30,6 +30,13 @@ typedef struct AgCpuUsage {
         long long system_usec;         /* -1 unknown */
 } AgCpuUsage;
 
+/* Bandwidth control of a group, from its cpu.stat (v1: the cpu controller's) */
+typedef struct AgCpuThrottle {
+        long long periods;             /* nr_periods: enforcement periods with runnable tasks; -1 unknown */
+        long long throttled;           /* nr_throttled: periods in which the group hit its quota; -1 unknown */
+        long long throttled_usec;      /* time its tasks were held back (v1 throttled_time / 1000); -1 unknown */
+} AgCpuThrottle;
+
 typedef enum AgAcctSource {
         AG_ACCT_NONE,                  /* no CPU accounting on this machine (v1 without cpuacct) */
         AG_ACCT_IN_CPU,                /* in the cpu hierarchy's own groups (v2, or v1 cpu,cpuacct) */
@@ -52,6 +59,12 @@ int ag_acct_find(const AgHierarchy *h, AgAcctSource *ret_source, char **ret_moun
 /* Reads the CPU time of one group: v2 from cpu.stat, v1 from cpuacct.*.
  * Values it cannot read stay -1; -ENOENT when even the total is missing. */
 int ag_acct_read_group(int version, int cgfd, AgCpuUsage *ret);
+
+/* Reads the throttling counters of one group and, on v2, its CPU time
+ * (usage_usec of the same cpu.stat) into *ret_usage_usec when not NULL (-1
+ * on v1 or when missing). Values it cannot read stay -1; -ENOENT when it
+ * has none of them. */
+int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret, long long *ret_usage_usec);
 
 /* Starts the accounting of a session: takes the time and finds the source
  * (AG_ACCT_NONE when it cannot tell). -ENOMEM is its only failure. */
@@ -116,5 +129,35 @@ int ag_acct_gc(const AgHierarchy *h, const char *root);
  * value (u NULL, a field < 0): the fields of the close log line and of the
  * audit record. */
 int ag_acct_format(const AgCpuUsage *u, long long wall_usec, char *buf, size_t size);
+
+/* The accounting record of a session's end: one line of key=value pairs that
+ * every writer (the module at close, its watcher and sweeps, gc) formats here:
+ *
+ *   session CGROUP STATE: user=U scope=S cpu_usec=N user_usec=N system_usec=N
+ *     wall_usec=N uid=N state=STATE cgroup=CGROUP pool=P by=W
+ *
+ * The words before the colon are for people; the pairs after it are the
+ * record (the first six as they have always been, the others after them).
+ * Values are percent-encoded (ag_escape_percent): every byte outside A-Z a-z
+ * 0-9 and . _ - / @ : + as %XX, so a value never holds a space, '=' or '"',
+ * and "-" for none, "?" for a figure that could not be read. pool is read
+ * from the cgroup path ("-" outside a pool). */
+typedef struct AgAcctRecord {
+        const char *cgroup;            /* the session's path (the user group's with sessions no) */
+        const char *state;             /* "closed", "lingering", "removed" */
+        const char *user;              /* NULL: unknown */
+        uid_t uid;
+        bool user_scope;               /* sessions no: the figures are the user group's since it was made */
+        const char *by;                /* who wrote it: "close", "watcher", "sweep" (a later login's), "gc" */
+        const AgCpuUsage *usage;       /* NULL: unknown */
+        long long wall_usec;           /* -1: unknown */
+} AgAcctRecord;
+
+/* A buffer that holds any record; the longest pool directory name read. */
+#define AG_ACCT_RECORD_MAX 4096
+#define AG_ACCT_POOL_COMP_MAX 256
+
+/* The record into buf (size bytes); -ENOBUFS when it does not fit. */
+int ag_acct_record_format(const AgAcctRecord *r, char *buf, size_t size);
 
 AgAcct *ag_acct_free(AgAcct *a);

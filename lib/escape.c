@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* Escaping names a user chose for JSON and for logs. See escape.h. */
+/* Escaping names a user chose for JSON, for logs and for key=value records. See escape.h. */
 
+#include <errno.h>
 #include <string.h>
 
 #include "escape.h"
@@ -120,4 +121,33 @@ char *ag_escape_bytes(const char *s, char *buf, size_t size) {
         }
         buf[w] = 0;
         return buf;
+}
+
+int ag_escape_percent(const char *s, char *buf, size_t size) {
+        static const char hex[] = "0123456789ABCDEF";
+        size_t w = 0;
+
+        if (!s || !*s || strcmp(s, "-") == 0 || strcmp(s, "?") == 0) {
+                /* none; a value that is the mark of none or unknown, encoded */
+                const char *v = !s || !*s ? "-" : s[0] == '-' ? "%2D" : "%3F";
+                if (size < strlen(v) + 1)
+                        return -ENOBUFS;
+                strcpy(buf, v);
+                return 0;
+        }
+        for (const unsigned char *c = (const unsigned char *) s; *c; c++) {
+                bool plain = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                             strchr("._-/@:+", *c) != NULL;
+                if (size - w < (plain ? 2u : 4u))
+                        return -ENOBUFS;
+                if (plain)
+                        buf[w++] = (char) *c;
+                else {
+                        buf[w++] = '%';
+                        buf[w++] = hex[*c >> 4];
+                        buf[w++] = hex[*c & 15];
+                }
+        }
+        buf[w] = 0;
+        return 0;
 }

@@ -13,7 +13,10 @@
  * name back byte for byte (json.loads(s).encode("utf-8", "surrogateescape")).
  *
  * Logs and text (ag_escape_bytes): every byte outside printable ASCII, and
- * the backslash, as \xNN. */
+ * the backslash, as \xNN.
+ *
+ * Values of key=value records (ag_escape_percent): percent-encoded, so that
+ * a value never holds a space, '=' or '"'. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,3 +42,9 @@ void ag_json_string(FILE *f, const char *s);
  * bytes, at least 4); cut at a whole escape with "..." when it does not
  * fit. Returns buf. */
 char *ag_escape_bytes(const char *s, char *buf, size_t size);
+
+/* s percent-encoded into buf (size bytes): every byte outside A-Z a-z 0-9
+ * and . _ - / @ : + as %XX; NULL or "" as "-" (none), and the values "-"
+ * and "?" themselves as %2D and %3F (they mark none and unknown). -ENOBUFS
+ * when it does not fit. */
+int ag_escape_percent(const char *s, char *buf, size_t size);

@@ -10,6 +10,9 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,15 +37,13 @@ int ag_safe_atoul(const char *s, unsigned long max, unsigned long *ret) {
         return 0;
 }
 
-int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size) {
-        _cleanup_close_ int fd = -1;
+/* A whole small file from fd (closed here) into buf, NUL-terminated, a trailing newline stripped */
+static int read_small_fd(int fd_, char *buf, size_t size) {
+        _cleanup_close_ int fd = fd_;
         ssize_t n;
 
         if (size < 2)
                 return -ENOBUFS;
-        fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
         n = read(fd, buf, size - 1);
         if (n < 0)
                 return negative_errno();
@@ -50,6 +51,89 @@ int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size) {
         if (n > 0 && buf[n - 1] == '\n')
                 buf[n - 1] = 0;
         return (int) n;
+}
+
+int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size) {
+        int fd;
+
+        if (size < 2)
+                return -ENOBUFS;
+        fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        return read_small_fd(fd, buf, size);
+}
+
+/* path below dirfd for reading, no symlink followed in any component and
+ * nothing outside dirfd reached: openat2 where the kernel has it (5.6),
+ * else one openat(O_NOFOLLOW) a component */
+static int open_beneath(int dirfd, const char *path) {
+        struct open_how how = {
+                .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+        };
+        int fd = (int) syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+
+        if (fd >= 0 || errno != ENOSYS)
+                return fd;
+        _cleanup_close_ int cur = -1;
+        const char *p = path;
+        for (const char *slash; (slash = strchr(p, '/')); p = slash + 1) {
+                char comp[NAME_MAX + 1];
+                size_t len = (size_t) (slash - p);
+
+                if (len == 0 || len > NAME_MAX || (len <= 2 && strncmp(p, "..", len) == 0)) {
+                        errno = EINVAL;
+                        return -1;
+                }
+                memcpy(comp, p, len);
+                comp[len] = 0;
+                int next = openat(cur >= 0 ? cur : dirfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0)
+                        return -1;
+                safe_close(cur);
+                cur = next;
+        }
+        if (strcmp(p, "..") == 0 || strcmp(p, ".") == 0 || !*p) {
+                errno = EINVAL;
+                return -1;
+        }
+        return openat(cur >= 0 ? cur : dirfd, p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+}
+
+static int parse_ll(const char *buf, long long *ret) {
+        char *end;
+        long long v;
+
+        errno = 0;
+        v = strtoll(buf, &end, 10);
+        if (errno != 0 || end == buf || (*end && *end != '\n'))
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int ag_read_ll(int dirfd, const char *name, long long *ret) {
+        char buf[64];
+        int r;
+
+        r = ag_read_small_file(dirfd, name, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        return parse_ll(buf, ret);
+}
+
+int ag_read_ll_beneath(int dirfd, const char *path, long long *ret) {
+        char buf[64];
+        int fd, r;
+
+        fd = open_beneath(dirfd, path);
+        if (fd < 0)
+                return negative_errno();
+        r = read_small_fd(fd, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        return parse_ll(buf, ret);
 }
 
 int ag_read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size) {
@@ -94,22 +178,6 @@ int ag_read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size) {
         buf[len] = 0;
         *ret = TAKE_PTR(buf);
         *ret_size = len;
-        return 0;
-}
-
-int ag_read_ll(int dirfd, const char *name, long long *ret) {
-        char buf[64], *end;
-        long long v;
-        int r;
-
-        r = ag_read_small_file(dirfd, name, buf, sizeof buf);
-        if (r < 0)
-                return r;
-        errno = 0;
-        v = strtoll(buf, &end, 10);
-        if (errno != 0 || end == buf || (*end && *end != '\n'))
-                return -EINVAL;
-        *ret = v;
         return 0;
 }
 

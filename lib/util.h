@@ -70,6 +70,10 @@ int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size);
  * (a cgroup interface file such as cpu.weight or cpu.idle). -EINVAL when it
  * holds anything else. */
 int ag_read_ll(int dirfd, const char *name, long long *ret);
+/* The same for a path of several components below dirfd ("user-1000/
+ * cpuacct.usage"): one open where the kernel has openat2, no symlink
+ * followed in any component, nothing outside dirfd reached. */
+int ag_read_ll_beneath(int dirfd, const char *path, long long *ret);
 /* Reads fd to its end into a NUL-terminated heap buffer (*ret, its length in
  * *ret_size), starting with room for hint bytes; -EFBIG when there is more
  * than max. */

@@ -46,9 +46,10 @@ struct removed_ctx {
         AgAuditConn audit;
         const char *user;
         uid_t uid;
+        const char *by;                /* the accounting record's writer: "sweep", "watcher" */
 };
 #define REMOVED_CTX(h_, ctl_, user_, uid_)                                                                  \
-        { .pamh = (h_), .ctl = (ctl_), .user = (user_), .uid = (uid_),                                       \
+        { .pamh = (h_), .ctl = (ctl_), .user = (user_), .uid = (uid_), .by = "sweep",                        \
           .audit = AG_AUDIT_CONN_INIT((h_), !((ctl_)->flags & AG_OPT_NOAUDIT), AG_DEBUG(ctl_)) }
 void on_removed(void *userdata, const char *path, const AgCpuUsage *usage);
 

@@ -27,21 +27,22 @@
  * byte outside printable ASCII is escaped (escape.h); longer ones are cut. */
 #define LOG_PATH_MAX 2048
 
-/* The accounting line and audit record of a session's end (doc/design.md,
- * "CPU accounting"): state "closed" or "lingering" at close, "removed" when
- * a lingering session (or one whose login never closed) goes later. u NULL
- * or a field < 0: "?"; wall_usec < 0: "?". */
+/* The accounting record (ag_acct_record_format) and audit record of a
+ * session's end (doc/design.md, "CPU accounting"): state "closed" or
+ * "lingering" at close, "removed" when a lingering session (or one whose
+ * login never closed) goes later; by names the writer. u NULL or a field
+ * < 0: "?"; wall_usec < 0: "?". */
 static void acct_report(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *audit, const char *user,
                         uid_t uid, const char *path, bool user_scope, const AgCpuUsage *u, long long wall_usec,
-                        const char *state) {
-        char fields[200], extra[240];
+                        const char *state, const char *by) {
+        AgAcctRecord ar = { .cgroup = path, .state = state, .user = user, .uid = uid, .user_scope = user_scope,
+                            .by = by, .usage = u, .wall_usec = wall_usec };
+        char fields[200], extra[240], record[AG_ACCT_RECORD_MAX];
 
         if (ag_acct_format(u, wall_usec, fields, sizeof fields) < 0)
                 return;
-        if (ctl->acctlog != ACCT_LOG_OFF)
-                pam_syslog(pamh, ctl->acctlog == ACCT_LOG_DEBUG ? LOG_DEBUG : LOG_INFO,
-                           "session %s %s: user=%s scope=%s %s", path, state, user, user_scope ? "user" : "session",
-                           fields);
+        if (ctl->acctlog != ACCT_LOG_OFF && ag_acct_record_format(&ar, record, sizeof record) >= 0)
+                pam_syslog(pamh, ctl->acctlog == ACCT_LOG_DEBUG ? LOG_DEBUG : LOG_INFO, "%s", record);
         snprintf(extra, sizeof extra, "state=%s %s", state, fields);
         ag_audit_record(audit, "autogroup-session-end", user, uid, path, extra);
 }
@@ -56,7 +57,7 @@ void on_removed(void *userdata, const char *path, const AgCpuUsage *usage) {
         /* a session that outlived its close: its end, with the CPU time up
          * to now (its open time is another login's: wall unknown) */
         if (usage)
-                acct_report(c->pamh, c->ctl, &c->audit, c->user, c->uid, path, false, usage, -1, "removed");
+                acct_report(c->pamh, c->ctl, &c->audit, c->user, c->uid, path, false, usage, -1, "removed", c->by);
 }
 
 static const char *max_unit(long max_pct) {
@@ -341,7 +342,7 @@ static void watch_done(void *userdata, int r, const AgLoginEnd *end) {
         if (end)
                 acct_report(w->rc.pamh, w->rc.ctl, &w->rc.audit, w->rc.user, l->session->uid, l->session->path,
                             false, end->have_usage ? &end->usage : NULL,
-                            l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1, "removed");
+                            l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1, "removed", w->rc.by);
         ag_audit_done(&w->rc.audit);
         if (r < 0 && AG_DEBUG(w->rc.ctl))
                 pam_syslog(w->rc.pamh, LOG_DEBUG, "%s%s %s, left for autogroup gc", w->login->hierarchy->mount,
@@ -356,7 +357,7 @@ int closed_session(pam_handle_t *pamh, const struct module_ctl *ctl, struct remo
         /* CPU accounting: the one line and audit record with what the session used */
         acct_report(pamh, ctl, &rc->audit, rc->user, l->session->uid, path, !l->session->name,
                     end->have_usage ? &end->usage : NULL, l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1,
-                    end->lingering ? "lingering" : "closed");
+                    end->lingering ? "lingering" : "closed", "close");
         if (end->lingering) {
                 pam_syslog(pamh, LOG_INFO, "%s%s still holds processes, left for a later sweep", mount, path);
                 /* A caller whose origin is unknown stayed in the session: a
@@ -365,6 +366,7 @@ int closed_session(pam_handle_t *pamh, const struct module_ctl *ctl, struct remo
                 if (!l->session->origin)
                         return PAM_SUCCESS;
                 struct watch_ctx wc = { .rc = REMOVED_CTX(pamh, ctl, rc->user, rc->uid), .login = l };
+                wc.rc.by = "watcher";
                 r = ag_login_watch(l, WATCH_TIMEOUT_MS, on_removed, watch_done, &wc);
                 if (r < 0)
                         pam_syslog(pamh, LOG_WARNING, "cannot fork the watcher of %s%s: %s", mount, path,

@@ -40,7 +40,7 @@ drv "$UA" open env run-user "$BURN1" close >"$T/burn.out" 2>&1
 S0=$(val AUTOGROUP_SESSION base); S=$(val AUTOGROUP_SESSION burn)
 check "session opened and closed" grep -q '^close=PAM_SUCCESS' "$T/burn.out"
 if have_syslog; then
-        log_has "close line logged" "${PFX}session $S closed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+\$"
+        log_has "close line logged" "${PFX}session $S closed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+ uid=[0-9]+ state=closed cgroup=$S pool=- by=close\$"
         L0=$(closeline "$S0" closed); L=$(closeline "$S" closed)
         echo "# baseline (perl -e 1): ${L0#*: }"
         echo "# burner:               ${L#*: }"

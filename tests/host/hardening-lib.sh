@@ -17,6 +17,15 @@ HELPER="$abs_top_builddir/helper/autogroup"
 # hl_syslog_start: the capture socket (a logcap of our own, killed at exit)
 # and the replacement /dev
 hl_syslog_start() {
+        hl_dev_make
+        "$LOGCAP" "$HL_LOGSOCK" "$SYSLOG" >"$T/hl-logcap.out" 2>&1 &
+        track_pid $!
+        wait_for "$T/hl-logcap.out" ready
+}
+
+# hl_dev_make: the replacement /dev, its log a symlink to $HL_LOGSOCK
+# (whatever listens there: our logcap, or a syslog daemon a test starts)
+hl_dev_make() {
         local e
         mkdir -p "$HL_HOSTDEV" "$HL_DEV"
         for e in /dev/* /dev/.[!.]*; do
@@ -24,9 +33,6 @@ hl_syslog_start() {
                 [ "${e##*/}" = log ] || ln -s "$HL_HOSTDEV/${e##*/}" "$HL_DEV/${e##*/}"
         done
         ln -s "$HL_LOGSOCK" "$HL_DEV/log"
-        "$LOGCAP" "$HL_LOGSOCK" "$SYSLOG" >"$T/hl-logcap.out" 2>&1 &
-        track_pid $!
-        wait_for "$T/hl-logcap.out" ready
 }
 
 # nsrun SCRIPT [ARG...]: sh -c SCRIPT in a private mount namespace whose

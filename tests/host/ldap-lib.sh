@@ -1,14 +1,17 @@
-# Shared helpers for the directory lane (sourced after tests/lib.sh): a
-# throw-away slapd on 127.0.0.1 and a private nslcd, with the tests running in
-# a private mount namespace whose /etc/nsswitch.conf says "files ldap".
+# Shared helpers for the directory lanes (sourced after tests/lib.sh): a
+# throw-away slapd on 127.0.0.1, and a private mount namespace whose
+# /etc/nsswitch.conf says "files ldap" (a private nslcd: tests/host/test-ldap.sh)
+# or "files sss" (a private sssd: tests/host/test-sssd.sh), the tests running
+# inside it.
 #
 # Nothing of the host's is used or changed: slapd listens on a free port with
-# a scratch database under $T; nslcd reads a private config and keeps its
-# socket and pid file in a private /run/nslcd (libnss-ldapd talks to the
-# fixed path /run/nslcd/socket, so inside the namespace a private directory
-# is bind-mounted there, or a tmpfs on /run when the host has no /run/nslcd).
-# The host's nsswitch.conf, nslcd.conf and any host nslcd stay untouched.
-# Only the processes started here are stopped, by the PIDs kept here.
+# a scratch database under $T; the NSS daemon reads a private config and keeps
+# its sockets, caches and pid file in private directories bind-mounted over
+# the fixed paths its NSS module talks to (nslcd: /run/nslcd, or a tmpfs on
+# /run when the host has no /run/nslcd; sssd: /etc/sssd, /var/lib/sss,
+# /var/log/sssd and a tmpfs on /run). The host's nsswitch.conf, the daemons'
+# configs and any host daemon stay untouched. Only the processes started here
+# are stopped, by the PIDs kept here.
 
 LD="$T/ldap"
 LD_SLAPD_PID=""
@@ -17,6 +20,16 @@ LD_HOLDER_PID=""
 LD_LOGCAP_PID=""
 LD_NS=""                # the lane's mount namespace (readlink of /proc/PID/ns/mnt)
 LD_STARTED=""           # PID:start-time of every process the lane started
+
+# ldap_lane: the names every directory lane uses: its cgroup root (cleaned
+# up by ag_cleanup), the helper, and the host's nsswitch.conf as it was
+ldap_lane() {
+        ROOT="agtest-$$"
+        CG="$CPU/$ROOT"
+        AG_CGROOTS="$CG"
+        HELPER="$abs_top_builddir/helper/autogroup"
+        NSS_BEFORE=$(sha256sum /etc/nsswitch.conf)
+}
 
 # ld_track PID: remember a process the lane started, with its start time
 # (pid_start, tests/lib.sh), for ldap_leftovers
@@ -55,16 +68,25 @@ ldap_private_syslog() {
 # ldap_have_log: this lane's log lines are captured in $SYSLOG
 ldap_have_log() { have_syslog || [ -n "$LD_LOGCAP_PID" ]; }
 
-# ldap_missing: prints why the lane cannot run here (empty when it can)
-ldap_missing() {
+# ldap_missing_server: prints why no throw-away directory can run here (empty when it can)
+ldap_missing_server() {
         local p
-        for p in slapd nslcd ldapadd ldapsearch unshare nsenter; do
+        for p in slapd ldapadd ldapsearch unshare nsenter; do
                 command -v "$p" >/dev/null 2>&1 || PATH="$PATH:/usr/sbin:/sbin" command -v "$p" >/dev/null 2>&1 ||
-                        { echo "$p not installed (packages slapd, ldap-utils, nslcd, util-linux)"; return; }
+                        { echo "$p not installed (packages slapd, ldap-utils, util-linux)"; return; }
         done
+        [ -d /etc/ldap/schema ] || { echo "no /etc/ldap/schema (package slapd)"; return; }
+}
+
+# ldap_missing: prints why the nslcd lane cannot run here (empty when it can)
+ldap_missing() {
+        local why
+        why=$(ldap_missing_server)
+        [ -z "$why" ] || { echo "$why"; return; }
+        command -v nslcd >/dev/null 2>&1 || PATH="$PATH:/usr/sbin:/sbin" command -v nslcd >/dev/null 2>&1 ||
+                { echo "nslcd not installed (package nslcd)"; return; }
         ls /lib/*/libnss_ldap.so.2 /usr/lib/*/libnss_ldap.so.2 >/dev/null 2>&1 ||
                 { echo "libnss_ldap.so.2 not installed (package libnss-ldapd)"; return; }
-        [ -d /etc/ldap/schema ] || { echo "no /etc/ldap/schema (package slapd)"; return; }
         # nslcd reads the fixed path /etc/nslcd.conf (the package's postinst makes it);
         # the lane bind-mounts its own over it
         [ -f /etc/nslcd.conf ] || { echo "no /etc/nslcd.conf to bind over (package nslcd)"; return; }
@@ -127,40 +149,67 @@ ldap_stop_slapd() {
 # ldap_add: LDIF on stdin into the scratch directory
 ldap_add() { ldapadd -x -H "$LD_URI" -D "cn=admin,$LD_BASE" -w secret >>"$LD/ldapadd.log" 2>&1; }
 
-# ldap_start_ns NSLCD_CONF_EXTRA...: the private mount namespace (held by a
-# sleeping process) and nslcd inside it
-ldap_start_ns() {
-        mkdir -p "$LD/run-nslcd"
+# ldap_tree: the LDIF of the base entry, ou=people and ou=groups
+ldap_tree() {
+        printf 'dn: %s\nobjectClass: dcObject\nobjectClass: organization\no: pam_autogroup test\ndc: ag%s\n\n' "$LD_BASE" "$$"
+        printf 'dn: ou=people,%s\nobjectClass: organizationalUnit\nou: people\n\n' "$LD_BASE"
+        printf 'dn: ou=groups,%s\nobjectClass: organizationalUnit\nou: groups\n\n' "$LD_BASE"
+}
+
+# ldap_person NAME UID GID: the LDIF of a directory-only user
+ldap_person() {
+        printf 'dn: uid=%s,ou=people,%s\nobjectClass: account\nobjectClass: posixAccount\n' "$1" "$LD_BASE"
+        printf 'cn: %s\nuid: %s\nuidNumber: %s\ngidNumber: %s\nhomeDirectory: /nonexistent\nloginShell: /bin/sh\n\n' \
+                "$1" "$1" "$2" "$3"
+}
+
+# ldap_ns SOURCE RUNDIR BIND...: the private mount namespace (held by a
+# sleeping process) whose nsswitch.conf says "files SOURCE" for passwd and
+# group. Each BIND is PRIVATE:TARGET, bind-mounted in it. /run: the private
+# $LD/run-RUNDIR over /run/RUNDIR when the host has that directory, else a
+# tmpfs on /run (with RUNDIR made in it).
+ldap_ns() {
+        local src="$1" run="$2"
+        shift 2
+        [ -z "$run" ] || mkdir -p "$LD/run-$run"
         [ -S "$LD/log.sock" ] || rm -f "$LD/log.sock"
-        cat >"$LD/nsswitch.conf" <<'CONF'
-# private to the pam_autogroup directory lane (bind-mounted in its namespace)
-passwd:         files ldap
-group:          files ldap
+        cat >"$LD/nsswitch.conf" <<CONF
+# private to a pam_autogroup directory lane (bind-mounted in its namespace)
+passwd:         files $src
+group:          files $src
 shadow:         files
 hosts:          files
 CONF
-        {
-                echo "# private to the pam_autogroup directory lane"
-                echo "uri $LD_URI"
-                echo "base $LD_BASE"
-                printf '%s\n' "$@"
-        } >"$LD/nslcd.conf"
-        chmod 644 "$LD/nsswitch.conf" "$LD/nslcd.conf"
+        chmod 644 "$LD/nsswitch.conf"
         unshare -m --propagation private -- sh -c '
                 set -e
-                mount --bind "$1/nsswitch.conf" /etc/nsswitch.conf
-                mount --bind "$1/nslcd.conf" /etc/nslcd.conf
-                if [ -S "$1/log.sock" ]; then mount --bind "$1/log.sock" /dev/log; fi
-                if [ -d /run/nslcd ]; then mount --bind "$1/run-nslcd" /run/nslcd
-                else mount -t tmpfs -o mode=755 agtest-run /run && mkdir -p /run/nslcd /run/lock; fi
-                echo ready >"$1/ns.ready"
-                exec sleep 3600' sh "$LD" >"$LD/ns.log" 2>&1 &
+                d="$1"; run="$2"; shift 2
+                mount --bind "$d/nsswitch.conf" /etc/nsswitch.conf
+                for b in "$@"; do mount --bind "${b%%:*}" "${b#*:}"; done
+                if [ -S "$d/log.sock" ]; then mount --bind "$d/log.sock" /dev/log; fi
+                if [ -n "$run" ] && [ -d "/run/$run" ]; then mount --bind "$d/run-$run" "/run/$run"
+                else mount -t tmpfs -o mode=755 agtest-run /run && mkdir -p /run/lock ${run:+"/run/$run"}; fi
+                echo ready >"$d/ns.ready"
+                exec sleep 3600' sh "$LD" "$run" "$@" >"$LD/ns.log" 2>&1 &
         LD_HOLDER_PID=$!
         ld_track "$LD_HOLDER_PID"
         for _ in $(seq 100); do [ -e "$LD/ns.ready" ] && break; kill -0 "$LD_HOLDER_PID" 2>/dev/null || break; sleep 0.05; done
         [ -e "$LD/ns.ready" ] || { cat "$LD/ns.log" >&2; return 1; }
         # (the holder's sh has unshared by now: ns.ready is written inside)
         LD_NS=$(readlink "/proc/$LD_HOLDER_PID/ns/mnt" 2>/dev/null)
+}
+
+# ldap_start_ns NSLCD_CONF_EXTRA...: the namespace for nslcd ("files ldap",
+# its private nslcd.conf) and nslcd inside it
+ldap_start_ns() {
+        {
+                echo "# private to the pam_autogroup directory lane"
+                echo "uri $LD_URI"
+                echo "base $LD_BASE"
+                printf '%s\n' "$@"
+        } >"$LD/nslcd.conf"
+        chmod 644 "$LD/nslcd.conf"
+        ldap_ns ldap nslcd "$LD/nslcd.conf:/etc/nslcd.conf" || return 1
         ldap_start_nslcd
 }
 

@@ -63,7 +63,7 @@ echo "# 1. a session that burns about 1 s of CPU reports it at close"
 drv "$UA" open env run-user "$BURN1" close >"$T/burn.out" 2>&1
 S=$(val AUTOGROUP_SESSION burn)
 check "session opened and closed" grep -q '^close=PAM_SUCCESS' "$T/burn.out"
-hlog_has "close line logged" "${PFX}session $(re_escape "$S") closed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+\$"
+hlog_has "close line logged" "${PFX}session $(re_escape "$S") closed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+ uid=$IA state=closed cgroup=$(re_escape "$S") pool=- by=close\$"
 L=$(closeline "$S" closed)
 CPUU=$(field cpu_usec "$L"); USERU=$(field user_usec "$L"); WALL=$(field wall_usec "$L")
 echo "# close line: ${L#*: }"
@@ -176,6 +176,9 @@ for _ in $(seq 100); do grep -qE -- "${PFX}session $(re_escape "$SL") removed: "
 check_eq "lingering session: exactly one removal line" 1 "$(grep -cE -- "${PFX}session $(re_escape "$SL") removed: user=$UA scope=session cpu_usec=[0-9]+ " "$SYSLOG")"
 L=$(closeline "$SL" removed)
 check "lingering session: the removal line has the burner's second: $(field cpu_usec "$L")" between 900000 100000000 "$(field cpu_usec "$L")"
+BY=$(printf '%s\n' "$L" | sed -n 's/.* by=\([a-z]*\)$/\1/p')
+check "lingering session: the removal line names its writer, the watcher or the sweep: $BY" \
+        test "$BY" = watcher -o "$BY" = sweep
 
 echo "# 7. gc removes emptied mirrors"
 drv "$UA" open env spawn-user "echo \$\$ > $U/g.pid; exec sleep 300" close >"$T/g.out" 2>&1
@@ -265,7 +268,7 @@ wait_for "$U/w.pid" '^[0-9]+$'; track_pid "$(cat "$U/w.pid")"
 touch "$U/w.go"
 # the watcher polls every 0.25 s at most; 60 s is its own bound
 for _ in $(seq 1200); do grep -qE -- "${PFX}session $(re_escape "$SW") removed: " "$SYSLOG" && break; sleep 0.05; done
-hlog_has "watcher: removal line" "${PFX}session $(re_escape "$SW") removed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+\$"
+hlog_has "watcher: removal line (by=watcher)" "${PFX}session $(re_escape "$SW") removed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=[0-9]+ uid=$IA state=removed cgroup=$(re_escape "$SW") pool=- by=watcher\$"
 LC=$(closeline "$SW" lingering); LR=$(closeline "$SW" removed)
 echo "# at logout:  ${LC#*: }"
 echo "# at removal: ${LR#*: }"
@@ -308,7 +311,7 @@ else
 fi
 check "gc: removed the session" test ! -e "$CPU$SG2"
 check "gc: and its mirror" test ! -e "$ACCT$SG2"
-hlog_has "gc: removal line (wall time unknown to gc)" "autogroup\\[[0-9]+\\]: session $(re_escape "$SG2") removed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=\\?\$"
+hlog_has "gc: removal line (wall time unknown to gc; by=gc)" "autogroup\\[[0-9]+\\]: session $(re_escape "$SG2") removed: user=$UA scope=session cpu_usec=[0-9]+ user_usec=[0-9]+ system_usec=[0-9]+ wall_usec=\\? uid=$IA state=removed cgroup=$(re_escape "$SG2") pool=- by=gc\$"
 LG=$(grep -E -- "autogroup\\[[0-9]+\\]: session $(re_escape "$SG2") removed: " "$SYSLOG" | tail -n1)
 echo "# gc: ${LG#*: }"
 check "gc: the line has the burner's second: $(field cpu_usec "$LG")" between 900000 100000000 "$(field cpu_usec "$LG")"

@@ -20,11 +20,7 @@ why=$(ldap_missing)
 if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 77; fi
 trap 'ldap_cleanup; ag_cleanup' EXIT
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
-HELPER="$abs_top_builddir/helper/autogroup"
-NSS_BEFORE=$(sha256sum /etc/nsswitch.conf)
+ldap_lane
 start_syslog || true
 
 # Directory-only users and groups: uids/gids far above any local range, unique per run
@@ -40,11 +36,6 @@ LU="${TAG}lu"; ILU=$(id -u "$LU")
 echo "# 0. a throw-away directory and a private nslcd"
 if ! ldap_start_slapd; then not_ok "slapd started"; finish; fi
 ok "slapd started on $LD_URI"
-person() {
-        printf 'dn: uid=%s,ou=people,%s\nobjectClass: account\nobjectClass: posixAccount\n' "$1" "$LD_BASE"
-        printf 'cn: %s\nuid: %s\nuidNumber: %s\ngidNumber: %s\nhomeDirectory: /nonexistent\nloginShell: /bin/sh\n\n' \
-                "$1" "$1" "$2" "$GIDP"
-}
 group() { # group NAME GID MEMBER...
         printf 'dn: cn=%s,ou=groups,%s\nobjectClass: posixGroup\ncn: %s\ngidNumber: %s\n' "$1" "$LD_BASE" "$1" "$2"
         shift 2
@@ -52,10 +43,8 @@ group() { # group NAME GID MEMBER...
         echo
 }
 {
-        printf 'dn: %s\nobjectClass: dcObject\nobjectClass: organization\no: pam_autogroup test\ndc: ag%s\n\n' "$LD_BASE" "$$"
-        printf 'dn: ou=people,%s\nobjectClass: organizationalUnit\nou: people\n\n' "$LD_BASE"
-        printf 'dn: ou=groups,%s\nobjectClass: organizationalUnit\nou: groups\n\n' "$LD_BASE"
-        person "$DM" "$IDM"; person "$DN" "$IDN"; person "$DI" "$IDI"
+        ldap_tree
+        ldap_person "$DM" "$IDM" "$GIDP"; ldap_person "$DN" "$IDN" "$GIDP"; ldap_person "$DI" "$IDI" "$GIDP"
         group "$GP" "$GIDP"
         group "$GL" "$GIDL" "$DM" "$LU"
         group "$GI" "$GIDI" "$DI"

@@ -120,6 +120,15 @@ check_not "nothing in the package is setuid or setgid" grep -Eq '^-..[sS]|^-....
 check "postinst runs pam-auth-update --package" grep -q 'pam-auth-update --package$' "$T/control/postinst"
 check "prerm runs pam-auth-update --package --remove autogroup" \
         grep -q 'pam-auth-update --package --remove autogroup' "$T/control/prerm"
+# the metrics timer and cron line: shipped, neither turned on
+for f in /lib/systemd/system/autogroup-metrics.timer /lib/systemd/system/autogroup-metrics.service \
+         /etc/cron.d/autogroup-metrics; do
+        check "package ships $f" grep -qx -- "$f" "$T/contents"
+done
+check "postinst enables the gc timer" grep -q "deb-systemd-helper enable 'autogroup-gc.timer'" "$T/control/postinst"
+# dh_installsystemd --no-enable: enabled again on upgrade only where the administrator enabled it
+check "postinst leaves the metrics timer off (enables it only where it was enabled)" \
+        grep -q "deb-systemd-helper debian-installed 'autogroup-metrics.timer'" "$T/control/postinst"
 
 # A file at one of the package's paths that is not the package's: installing
 # would overwrite it (a conffile: dpkg's prompt) and the purge would delete
@@ -159,6 +168,10 @@ if grep -q pam_systemd /etc/pam.d/common-session; then
                 test "${n_ag:-999999}" -lt "$n_sd"
 fi
 check "autogroup check accepts the shipped autogroup.conf" /usr/bin/autogroup check /etc/security/autogroup.conf
+check "the gc timer is enabled" test -L /etc/systemd/system/timers.target.wants/autogroup-gc.timer
+check_not "the metrics timer is not" test -e /etc/systemd/system/timers.target.wants/autogroup-metrics.timer
+check_not "the metrics cron line is commented out" grep -q '^[^#].*autogroup metrics' /etc/cron.d/autogroup-metrics
+check "autogroup metrics runs from the package" /usr/bin/autogroup metrics
 
 echo "# 5. a login through the system's PAM stack: su -l"
 add_user "$UP"
@@ -226,6 +239,25 @@ for f in /etc/security/autogroup.conf /etc/profile.d/autogroup-hook.sh "$MOD" /u
         check_not "purged: $f is gone" test -e "$f"
 done
 check_eq "no groups left under $AGROOT" "" "$(find "$AGROOT" -mindepth 1 -type d 2>/dev/null)"
+
+echo "# 8. autopkgtest (null runner): debian/tests against the installed package"
+# The way Debian's CI tests a package: autopkgtest installs the built .deb
+# here and runs debian/tests/real-clients (su -l, sudo -i, sshd on loopback,
+# cron) through the system's PAM stack; then the package is purged again.
+if command -v autopkgtest >/dev/null; then
+        autopkgtest -B "$DEB" "$SRC/" -- null >"$T/autopkgtest.log" 2>&1
+        apt_rc=$?
+        grep -E '^(ok|not ok) - |passed, .* failed|^real-clients ' "$T/autopkgtest.log" | sed 's/^/# autopkgtest: /'
+        check_eq "autopkgtest: real-clients PASS (exit $apt_rc)" "real-clients PASS" \
+                "$(grep -Eo '^real-clients +(PASS|FAIL|SKIP)' "$T/autopkgtest.log" | tr -s ' ' | tail -n1)"
+        check_eq "autopkgtest: su -l, sudo -i, ssh and cron (2 checks each), all passed" "8 passed, 0 failed" \
+                "$(grep -Eo '^[0-9]+ passed, [0-9]+ failed' "$T/autopkgtest.log" | tail -n1)"
+        $APT purge "$PKG" >/dev/null 2>&1
+        snapshot "$T/pam.after2"
+        check "after autopkgtest and purge: /etc/pam.d byte-identical to before" cmp -s "$T/pam.before" "$T/pam.after2"
+else
+        skip "autopkgtest is not installed (bash .ci/apt-install autopkgtest)"
+fi
 if [ "$ROOT_EXISTED" = no ]; then
         check_not "postrm removed the empty root group $AGROOT" test -d "$AGROOT"
 fi

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later
+ * Unit tests: the bandwidth counters of cpu.stat (v1 and v2, in a plain temp
+ * directory standing in for a group) and "autogroup metrics" of collected
+ * trees in the shapes the host's tests do not make: cgroup v2 (files in a temp
+ * directory) with pools and a user with sessions no, and the systemd mode's
+ * user slices. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "acct.h"
+#include "metrics.h"
+#include "util.h"
+
+static void put(int dirfd, const char *name, const char *text) {
+        int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+        close(fd);
+}
+
+/* ag_read_ll_beneath: a file below a directory in one open, never through a symlink or out of it */
+static void test_read_beneath(void **state) {
+        char dir[] = "/tmp/ag-metrics-XXXXXX";
+        long long v = 9;
+        int fd;
+
+        (void) state;
+        assert_non_null(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(mkdirat(fd, "user-5", 0755), 0);
+        put(fd, "user-5/cpuacct.usage", "4200\n");
+        put(fd, "top", "7\n");
+        assert_int_equal(symlinkat("user-5", fd, "link"), 0);
+        assert_true(ag_read_ll_beneath(fd, "user-5/../top", &v) < 0 || v == 7);     /* never outside fd */
+        assert_true(ag_read_ll_beneath(fd, "../top", &v) < 0);
+        assert_true(ag_read_ll_beneath(fd, "link/cpuacct.usage", &v) < 0);
+        assert_int_equal(ag_read_ll_beneath(fd, "user-5/cpuacct.usage", &v), 0);
+        assert_int_equal(v, 4200);
+        assert_int_equal(ag_read_ll_beneath(fd, "user-5/missing", &v), -ENOENT);
+        assert_int_equal(v, 4200);               /* untouched on failure */
+        (void) unlinkat(fd, "user-5/cpuacct.usage", 0);
+        (void) unlinkat(fd, "user-5", AT_REMOVEDIR);
+        (void) unlinkat(fd, "top", 0);
+        (void) unlinkat(fd, "link", 0);
+        close(fd);
+        rmdir(dir);
+}
+
+static void test_throttle(void **state) {
+        char dir[] = "/tmp/ag-metrics-XXXXXX";
+        AgCpuThrottle t = { 9, 9, 9 };
+        int fd;
+
+        (void) state;
+        assert_non_null(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, NULL), -ENOENT);
+        assert_int_equal(t.periods, 9);          /* untouched on failure */
+        put(fd, "cpu.stat", "usage_usec 5\nuser_usec 3\nsystem_usec 2\nnr_periods 10\nnr_throttled 3\n"
+                            "throttled_usec 4500\nnr_bursts 0\nburst_usec 0\n");
+        long long usage = 0;
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage), 0);
+        assert_int_equal(t.periods, 10);
+        assert_int_equal(t.throttled, 3);
+        assert_int_equal(t.throttled_usec, 4500);
+        assert_int_equal(usage, 5);             /* the CPU time of the same read */
+        /* v1: throttled_time in ns */
+        put(fd, "cpu.stat", "nr_periods 7\nnr_throttled 2\nthrottled_time 3000000\nnr_bursts 0\nburst_time 0\n");
+        assert_int_equal(ag_acct_read_throttle(1, fd, &t, &usage), 0);
+        assert_int_equal(usage, -1);            /* v1: in cpuacct */
+        assert_int_equal(t.periods, 7);
+        assert_int_equal(t.throttled, 2);
+        assert_int_equal(t.throttled_usec, 3000);
+        /* v2 without CONFIG_CFS_BANDWIDTH: no counters, the CPU time all the same */
+        put(fd, "cpu.stat", "usage_usec 6\nuser_usec 3\nsystem_usec 3\n");
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage), 0);
+        assert_int_equal(t.periods, -1);
+        assert_int_equal(t.throttled_usec, -1);
+        assert_int_equal(usage, 6);
+        /* nothing of either */
+        put(fd, "cpu.stat", "nr_bursts 0\n");
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage), -ENOENT);
+        (void) unlinkat(fd, "cpu.stat", 0);
+        close(fd);
+        rmdir(dir);
+}
+
+static AgStatusNode *node(AgStatusNode *parent, const char *name, const char *kind) {
+        AgStatusNode *n = calloc(1, sizeof *n);
+
+        assert_non_null(n);
+        n->name = strdup(name);
+        n->path = strdup(name);
+        n->kind = kind;
+        n->weight = n->shares = -1;
+        n->quota_us = -2;
+        n->idle = -1;
+        n->procs = 0;
+        n->cpu_usec = -1;
+        n->throttle = (AgCpuThrottle) { -1, -1, -1 };
+        if (parent) {
+                parent->children = realloc(parent->children, (parent->n_children + 1) * sizeof *parent->children);
+                assert_non_null(parent->children);
+                parent->children[parent->n_children++] = n;
+                n->depth = parent->depth + 1;
+        }
+        return n;
+}
+
+static AgStatusNode *user(AgStatusNode *parent, uid_t uid, const char *name) {
+        char dir[32];
+
+        snprintf(dir, sizeof dir, "user-%u", (unsigned) uid);
+        AgStatusNode *n = node(parent, dir, parent->kind ? "user" : NULL);
+        n->is_user = true;
+        n->uid = uid;
+        n->user_name = name ? strdup(name) : NULL;
+        return n;
+}
+
+static AgStatus *status(int version, bool systemd, const char *root) {
+        AgStatus *s = calloc(1, sizeof *s);
+
+        assert_non_null(s);
+        s->version = version;
+        s->systemd = systemd;
+        s->mount = strdup("/sys/fs/cgroup");
+        s->root = strdup(root);
+        s->cpu_source = "cpu.stat";
+        s->tree = node(NULL, root + 1, systemd ? "slice" : NULL);
+        return s;
+}
+
+static char *print(AgMetrics *m) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        assert_non_null(f);
+        ag_metrics_print(m, f);
+        assert_int_equal(fclose(f), 0);
+        return buf;
+}
+
+/* the metrics of one collected tree */
+static char *print_status(const AgStatus *s) {
+        AgMetrics m = {};
+
+        assert_int_equal(ag_metrics_add_status(&m, s), 0);
+        char *out = print(&m);
+        ag_metrics_done(&m);
+        return out;
+}
+
+static void assert_line(const char *text, const char *line) {
+        const char *p = text;
+        size_t n = strlen(line);
+
+        for (; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+                if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == 0))
+                        return;
+        fail_msg("no line '%s' in:\n%s", line, text);
+}
+
+/* "METRIC{LABELS} VALUE" is a line of text */
+static void assert_metric(const char *text, const char *metric, const char *labels, const char *value) {
+        char line[512];
+
+        snprintf(line, sizeof line, "%s%s %s", metric, labels, value);
+        assert_line(text, line);
+}
+
+static void test_systemd(void **state) {
+        AgStatus *s = status(2, true, "/user.slice");
+        (void) state;
+
+        AgStatusNode *u = user(s->tree, 1000, "alice");
+        u->cpu_usec = 2500000;
+        u->throttle = (AgCpuThrottle) { 100, 5, 250000 };
+        u->weight = 200;
+        u->quota_us = 150000;
+        u->period_us = 100000;
+        u->idle = 0;
+        node(u, "session-3.scope", "session")->procs = 2;
+        AgStatusNode *m = node(u, "user@1000.service", "manager");
+        m->procs = 1;
+        node(m, "autogroup-sid-5.scope", "terminal")->procs = 1;
+        node(m, "autogroup-sid-9.scope", "terminal");
+        /* a slice whose user NSS does not know, nothing readable */
+        user(s->tree, 1001, NULL);
+
+        char *out = print_status(s);
+        const char *l = "{root=\"user.slice\",pool=\"\",uid=\"1000\",user=\"alice\"}";
+        assert_line(out, "autogroup_info{root=\"user.slice\",mode=\"systemd\",cgroup=\"2\",cpu_source=\"cpu.stat\"} 1");
+        assert_line(out, "# TYPE autogroup_user_cpu_seconds_total counter");
+        assert_metric(out, "autogroup_user_cpu_seconds_total", l, "2.500000");
+        assert_metric(out, "autogroup_user_cpu_periods_total", l, "100");
+        assert_metric(out, "autogroup_user_cpu_throttled_periods_total", l, "5");
+        assert_metric(out, "autogroup_user_cpu_throttled_seconds_total", l, "0.250000");
+        assert_metric(out, "autogroup_user_weight", l, "200");
+        assert_metric(out, "autogroup_user_cap_cpus", l, "1.5");
+        assert_metric(out, "autogroup_user_idle", l, "0");
+        assert_metric(out, "autogroup_user_sessions", l, "1");
+        assert_metric(out, "autogroup_user_leaves", l, "2");
+        /* the unknown user: an empty user label, and no sample of what was unreadable */
+        assert_line(out, "autogroup_user_sessions{root=\"user.slice\",pool=\"\",uid=\"1001\",user=\"\"} 0");
+        assert_null(strstr(out, "autogroup_user_cpu_seconds_total{root=\"user.slice\",pool=\"\",uid=\"1001\""));
+        /* no pools: no pool family at all */
+        assert_null(strstr(out, "autogroup_pool_"));
+        free(out);
+        ag_status_free(s);
+}
+
+/* mkdir -p of a relative path below fd */
+static void mkdirs(int fd, const char *path) {
+        char buf[256];
+
+        snprintf(buf, sizeof buf, "%s", path);
+        for (char *p = buf; (p = strchr(p + 1, '/'));) {
+                *p = 0;
+                (void) mkdirat(fd, buf, 0755);
+                *p = '/';
+        }
+        assert_true(mkdirat(fd, buf, 0755) == 0 || errno == EEXIST);
+}
+
+static void putf(int fd, const char *dir, const char *name, const char *text) {
+        char path[256];
+
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        put(fd, path, text);
+}
+
+/* cgroup v2 read from files: a temp directory stands in for the hierarchy
+ * (its directories' link counts work the same way) */
+static void test_v2_pools(void **state) {
+        char dir[] = "/tmp/ag-metrics-XXXXXX";
+        (void) state;
+
+        assert_non_null(mkdtemp(dir));
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        /* root (uid 0, named in /etc/passwd) with sessions no: its logins' processes in the user group */
+        mkdirs(fd, "autogroup/user-0");
+        putf(fd, "autogroup/user-0", "cgroup.procs", "4242\n");
+        putf(fd, "autogroup/user-0", "cpu.weight", "100\n");
+        putf(fd, "autogroup/user-0", "cpu.max", "max 100000\n");
+        putf(fd, "autogroup/user-0", "cpu.stat", "usage_usec 7\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n");
+        /* a pool of two users with sessions, capped at 4 CPUs */
+        mkdirs(fd, "autogroup/pool-physics");
+        /* idle: the kernel then reports the idle weight, 1 */
+        putf(fd, "autogroup/pool-physics", "cpu.weight", "1\n");
+        putf(fd, "autogroup/pool-physics", "cpu.idle", "1\n");
+        putf(fd, "autogroup/pool-physics", "cpu.max", "400000 100000\n");
+        putf(fd, "autogroup/pool-physics", "cpu.stat", "usage_usec 3000001\nnr_periods 20\nnr_throttled 4\n"
+                                                        "throttled_usec 1500\n");
+        /* sessions with root's leaves (login/ is not one), a delegated one with the user's own */
+        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s1/login");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s1/leaf-1");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s1/class-interactive");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s2/login");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999990/s2/sid-77");
+        mkdirs(fd, "autogroup/pool-physics/user-3999999991/s1/login");
+        /* a user group with neither sessions nor processes: no session */
+        mkdirs(fd, "autogroup/pool-physics/user-3999999992");
+        putf(fd, "autogroup/pool-physics/user-3999999992", "cgroup.procs", "");
+        /* not ours: ignored */
+        mkdirs(fd, "autogroup/junk/user-5");
+        mkdirs(fd, "autogroup/user-05");
+        /* a second root: its series told apart by the root label */
+        mkdirs(fd, "web/user-0");
+        putf(fd, "web/user-0", "cpu.stat", "usage_usec 1\n");
+
+        AgHierarchy h = { .version = 2, .mount = dir, .has_cpu = true };
+        AgMetrics m = {};
+        assert_int_equal(ag_metrics_collect(&m, &h, "autogroup", (uid_t) -1), 0);
+        assert_int_equal(ag_metrics_collect(&m, &h, "web", (uid_t) -1), 0);
+        assert_int_equal(ag_metrics_collect(&m, &h, "none", (uid_t) -1), 0);     /* no such root: no groups */
+        char *out = print(&m);
+        const char *r0 = "{root=\"autogroup\",pool=\"\",uid=\"0\",user=\"root\"}";
+        const char *u1 = "{root=\"autogroup\",pool=\"physics\",uid=\"3999999990\",user=\"\"}";
+        const char *p = "{root=\"autogroup\",pool=\"physics\"}";
+        assert_line(out, "autogroup_info{root=\"autogroup\",mode=\"cgroupfs\",cgroup=\"2\",cpu_source=\"cpu.stat\"} 1");
+        assert_line(out, "autogroup_info{root=\"none\",mode=\"cgroupfs\",cgroup=\"2\",cpu_source=\"cpu.stat\"} 1");
+        assert_metric(out, "autogroup_user_sessions", r0, "1");
+        assert_metric(out, "autogroup_user_leaves", r0, "0");
+        assert_metric(out, "autogroup_user_cap_cpus", r0, "+Inf");
+        assert_metric(out, "autogroup_user_cpu_seconds_total", r0, "0.000007");
+        assert_metric(out, "autogroup_user_weight", r0, "100");
+        assert_metric(out, "autogroup_user_sessions", u1, "2");
+        assert_metric(out, "autogroup_user_leaves", u1, "3");
+        assert_metric(out, "autogroup_user_sessions", "{root=\"autogroup\",pool=\"physics\",uid=\"3999999992\",user=\"\"}",
+                      "0");
+        assert_metric(out, "autogroup_pool_users", p, "3");
+        assert_metric(out, "autogroup_pool_sessions", p, "3");
+        assert_metric(out, "autogroup_pool_leaves", p, "3");
+        assert_metric(out, "autogroup_pool_cpu_seconds_total", p, "3.000001");
+        assert_metric(out, "autogroup_pool_cpu_throttled_periods_total", p, "4");
+        assert_metric(out, "autogroup_pool_cpu_throttled_seconds_total", p, "0.001500");
+        assert_metric(out, "autogroup_pool_cap_cpus", p, "4");
+        assert_metric(out, "autogroup_pool_weight", p, "1");
+        assert_metric(out, "autogroup_pool_idle", p, "1");
+        /* any other weight: not idle, cpu.idle not read (user-0 has none) */
+        assert_metric(out, "autogroup_user_idle", r0, "0");
+        assert_metric(out, "autogroup_user_cpu_seconds_total", "{root=\"web\",pool=\"\",uid=\"0\",user=\"root\"}",
+                      "0.000001");
+        assert_null(strstr(out, "uid=\"5\""));
+        /* each family once: one HELP line for the CPU counter across both roots */
+        const char *help = strstr(out, "# HELP autogroup_user_cpu_seconds_total ");
+        assert_non_null(help);
+        assert_null(strstr(help + 1, "# HELP autogroup_user_cpu_seconds_total "));
+        free(out);
+        ag_metrics_done(&m);
+
+        /* one user: their own series and only their pool */
+        assert_int_equal(ag_metrics_collect(&m, &h, "autogroup", 3999999991), 0);
+        out = print(&m);
+        assert_metric(out, "autogroup_pool_users", p, "1");
+        assert_null(strstr(out, "uid=\"0\""));
+        assert_null(strstr(out, "uid=\"3999999990\""));
+        free(out);
+        ag_metrics_done(&m);
+        assert_int_equal(ag_metrics_collect(&m, &h, "autogroup", 0), 0);
+        out = print(&m);
+        assert_null(strstr(out, "autogroup_pool_"));
+        free(out);
+        ag_metrics_done(&m);
+
+        close(fd);
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void test_escaping(void **state) {
+        AgStatus *s = status(1, false, "/autogroup");
+        (void) state;
+
+        user(s->tree, 1000, "q\"u\\o\n\xff\x01t\xc3\xa9")->weight = 100;
+        char *out = print_status(s);
+        /* \" \\ \n as the format says; invalid UTF-8 and controls as the text \xNN; UTF-8 kept */
+        assert_line(out, "autogroup_user_weight{root=\"autogroup\",pool=\"\",uid=\"1000\","
+                         "user=\"q\\\"u\\\\o\\n\\\\xff\\\\x01t\xc3\xa9\"} 100");
+        free(out);
+        ag_status_free(s);
+}
+
+static void test_write(void **state) {
+        char dir[] = "/tmp/ag-metrics-XXXXXX", path[64], bad[80];
+        AgStatus *s = status(2, false, "/autogroup");
+        (void) state;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof path, "%s/autogroup.prom", dir);
+        AgMetrics m = {};
+        assert_int_equal(ag_metrics_add_status(&m, s), 0);
+        assert_int_equal(ag_metrics_write(&m, path), 0);
+        assert_int_equal(ag_metrics_write(&m, path), 0);        /* replaces */
+        snprintf(bad, sizeof bad, "%s/none/x.prom", dir);
+        assert_int_equal(ag_metrics_write(&m, bad), -ENOENT);
+        ag_metrics_done(&m);
+        /* only the file itself: no temporary file left */
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "test \"$(ls -A %s)\" = autogroup.prom", dir);
+        assert_int_equal(system(cmd), 0);
+        unlink(path);
+        rmdir(dir);
+        ag_status_free(s);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_read_beneath),
+                cmocka_unit_test(test_throttle),
+                cmocka_unit_test(test_systemd),
+                cmocka_unit_test(test_v2_pools),
+                cmocka_unit_test(test_escaping),
+                cmocka_unit_test(test_write),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
