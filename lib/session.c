@@ -415,6 +415,18 @@ finish:
         return r;
 }
 
+/* The name of the i-th leaf open made (0 <= i < s->leaves + _AG_LATENCY_MAX):
+ * leaf-1 .. leaf-<leaves>, then the class leaves in class order; -ENOENT
+ * for a class whose leaf open did not make. */
+static int made_leaf_name(const AgSession *s, unsigned i, char *buf, size_t size) {
+        if (i < s->leaves)
+                return ag_root_leaf_name(i + 1, buf, size);
+        AgLatency l = (AgLatency) (i - s->leaves);
+        if (!(s->class_leaves & (1U << l)))
+                return -ENOENT;
+        return ag_class_leaf_name(l, buf, size);
+}
+
 /* The leaves open made, by name (no directory read); the ones still in use
  * stay for the walk that follows. Returns how many went, each counted
  * against *budget as the walk would have. */
@@ -422,14 +434,8 @@ static unsigned remove_root_leaves(int sfd, const AgSession *s, unsigned *budget
         unsigned n = 0;
         char name[32];
 
-        for (unsigned i = 1; i <= s->leaves && *budget > 0; i++)
-                if (ag_root_leaf_name(i, name, sizeof name) >= 0 && unlinkat(sfd, name, AT_REMOVEDIR) == 0) {
-                        (*budget)--;
-                        n++;
-                }
-        for (AgLatency l = 0; l < _AG_LATENCY_MAX && *budget > 0; l++)
-                if ((s->class_leaves & (1U << l)) && ag_class_leaf_name(l, name, sizeof name) >= 0 &&
-                    unlinkat(sfd, name, AT_REMOVEDIR) == 0) {
+        for (unsigned i = 0; i < s->leaves + _AG_LATENCY_MAX && *budget > 0; i++)
+                if (made_leaf_name(s, i, name, sizeof name) >= 0 && unlinkat(sfd, name, AT_REMOVEDIR) == 0) {
                         (*budget)--;
                         n++;
                 }
@@ -444,16 +450,8 @@ static unsigned remove_root_leaves(int sfd, const AgSession *s, unsigned *budget
 static int root_leaves_in_use(int sfd, const AgSession *s) {
         char name[48];
 
-        for (unsigned i = 1; i <= s->leaves + _AG_LATENCY_MAX; i++) {
-                int r;
-
-                if (i <= s->leaves)
-                        r = ag_root_leaf_name(i, name, sizeof name - sizeof "/cgroup.procs");
-                else if (s->class_leaves & (1U << (i - 1 - s->leaves)))
-                        r = ag_class_leaf_name(i - 1 - s->leaves, name, sizeof name - sizeof "/cgroup.procs");
-                else
-                        continue;
-                if (r < 0)
+        for (unsigned i = 0; i < s->leaves + _AG_LATENCY_MAX; i++) {
+                if (made_leaf_name(s, i, name, sizeof name - sizeof "/cgroup.procs") < 0)
                         continue;
                 strcat(name, "/cgroup.procs");
                 _cleanup_close_ int fd = openat(sfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

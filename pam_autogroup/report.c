@@ -275,9 +275,10 @@ void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditCon
         if (AG_DEBUG(ctl) && s->name && (ctl->delegate <= 0 || h->version == 1)) {
                 const void *tty = NULL;
                 (void) pam_get_item(pamh, PAM_TTY, &tty);
+                bool terminal = ag_tty_is_terminal(tty);
                 pam_syslog(pamh, LOG_DEBUG, "session %s: %u of root's leaves (item %s: a login %s a terminal, "
-                           "PAM_TTY %s)", s->path, s->leaves, ag_tty_is_terminal(tty) ? "leaves" : "leaves-notty",
-                           ag_tty_is_terminal(tty) ? "with" : "without", tty ? (const char *) tty : "unset");
+                           "PAM_TTY %s)", s->path, s->leaves, terminal ? "leaves" : "leaves-notty",
+                           terminal ? "with" : "without", tty ? (const char *) tty : "unset");
         }
         if (l->delegate_refused)
                 pam_syslog(pamh, LOG_NOTICE, "delegate=yes refused on cgroup v1 (groups a user made there could "
