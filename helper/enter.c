@@ -92,51 +92,6 @@ static void sweep_siblings(int sfd, const char *keep) {
         closedir(d);
 }
 
-static bool gone(int r) {
-        return r == -ENOENT || r == -ENOTDIR || r == -ELOOP;
-}
-
-int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char *path, int *ret_sfd,
-                        char **ret_session_path, char **ret_rest, bool *ret_delegated) {
-        _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1, sfd = -1;
-        char ugroup[64], place[AG_PLACE_MAX], *session, *rest, *pool = NULL, *spath;
-        struct stat st;
-        int r;
-
-        if (ag_session_path_split(path, root, uid, &session, &rest, &pool) < 0 ||
-            ag_pool_place(root, pool, place, sizeof place) < 0)
-                return -ENOENT;
-        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
-        if (r < 0)
-                return r;
-        /* Walk down from the mount, one component at a time, no symlinks. */
-        r = ag_hierarchy_open(h, &mfd);
-        if (r >= 0)
-                r = ag_cg_open(mfd, root, &rfd);
-        if (r >= 0)
-                r = ag_pool_parent_find(rfd, pool, &pfd);
-        if (r >= 0)
-                r = ag_cg_open(pfd, ugroup, &ufd);
-        if (r >= 0)
-                r = ag_cg_open(ufd, session, &sfd);
-        if (r < 0)
-                return gone(r) ? -ENOENT : r;
-        /* The user group (and its pool) is root's, the session root's (with
-         * root's leaves for the user) or the user's (delegate=yes): what the
-         * module makes. Anything else is not a session of this user. */
-        if (fstat(pfd, &st) < 0 || st.st_uid != 0 || fstat(ufd, &st) < 0 || st.st_uid != 0 || fstat(sfd, &st) < 0)
-                return -ENOENT;
-        if (st.st_uid != uid && st.st_uid != 0)
-                return -ENOENT;
-        if (asprintf(&spath, "/%s/%s/%s", place, ugroup, session) < 0)
-                return -ENOMEM;
-        *ret_sfd = take_fd(&sfd);
-        *ret_session_path = spath;
-        *ret_rest = rest;
-        *ret_delegated = st.st_uid == uid && uid != 0;
-        return 0;
-}
-
 int ag_session_dir_open_pid(const AgHierarchy *h, const char *root, pid_t pid, uid_t uid, int *ret_sfd,
                             char **ret_session_path, char **ret_rest, bool *ret_delegated, const char **ret_what) {
         _cleanup_close_ int sfd = -1;

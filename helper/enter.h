@@ -36,17 +36,6 @@ typedef enum AgEnterResult {
 
 const char *ag_enter_result_to_string(AgEnterResult r);
 
-/* Opens the session directory that path (a process's cgroup path in h, as
- * ag_cg_pid_path gives it; modified) is in: a session of uid below root, the
- * user group (and its pool) root's and the session root's (the default) or
- * uid's (delegated), as the module makes them, walked down from the mount
- * without following symlinks. Returns the directory fd, the session's
- * cgroup path ("/<root>[/pool-<name>]/user-<uid>/<session>", allocated),
- * the rest of path below it (a pointer into path, "" for none) and whether
- * the session is delegated to uid. -ENOENT when path is not in such a
- * session. */
-int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char *path, int *ret_sfd,
-                        char **ret_session_path, char **ret_rest, bool *ret_delegated);
 
 /* The session lookup of enter, run and set: the session of uid
  * that pid sits in, from pid's cgroup in h (ag_cg_pid_path) through

@@ -14,21 +14,13 @@
 #include "place.h"
 #include "util.h"
 
-static int owned_by_root(int fd) {
-        struct stat st;
-
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        return st.st_uid == 0 ? 0 : -EPERM;
-}
-
 /* The hint is parsed here, not by place.c's session-path parser: its root
  * is what is looked for (not known beforehand) and its session is optional
  * (a login with "sessions no" has none). What it names is then checked
  * against the process's own cgroup. */
 int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t uid, char *ret_root, size_t size) {
         _cleanup_free_ char *copy = NULL, *current = NULL;
-        _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1;
+        _cleanup_(ag_descent_done) AgDescent d = AG_DESCENT_NULL;
         const char *pool = NULL;
         char *c[4], *p;
         unsigned n = 0, u = 1;
@@ -75,21 +67,9 @@ int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t u
                 return -ESRCH;
 
         /* <root>, pool-<name> and user-<uid> are the module's: root-owned directories. */
-        r = ag_hierarchy_open(h, &mfd);
-        if (r >= 0)
-                r = ag_cg_open(mfd, c[0], &rfd);
-        if (r >= 0)
-                r = owned_by_root(rfd);
-        if (r >= 0)
-                r = ag_pool_parent_find(rfd, pool, &pfd);
-        if (r >= 0)
-                r = owned_by_root(pfd);
-        if (r >= 0)
-                r = ag_cg_open(pfd, c[u], &ufd);
-        if (r >= 0)
-                r = owned_by_root(ufd);
+        r = ag_descent_open(h, c[0], pool, uid, NULL, AG_DESCENT_ROOT_OWNED, &d);
         if (r < 0)
-                return r;
+                return r == -ENOENT ? -EPERM : r;
 
         strcpy(ret_root, c[0]);
         return 0;

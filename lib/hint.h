@@ -22,7 +22,7 @@
 /* Checks hint against pid's (0: the caller's) cgroup in h and the groups'
  * owners. On success copies <root> into ret_root (size bytes, at least
  * AG_ROOT_NAME_MAX + 1). -ENOENT: no hint; -EINVAL: not of the module's
- * shape; -EPERM: another uid's path, or groups not owned by root; -ESRCH: the
+ * shape; -EPERM: another uid's path, or groups not owned by root (or gone); -ESRCH: the
  * process is not there; another -errno when the cgroup cannot be read.
  * ret_root is untouched on failure. */
 int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t uid, char *ret_root, size_t size);

@@ -8,11 +8,13 @@
  * opening (for a pool, the making) of a place's directory. See place.h for
  * the layout and the library's layers. */
 
+#include <assert.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "place.h"
 #include "util.h"
@@ -153,6 +155,93 @@ int ag_pool_parent_find(int rfd, const char *pool, int *ret_fd) {
         if (r < 0)
                 return r;
         return ag_cg_open(rfd, name, ret_fd);
+}
+
+void ag_descent_done(AgDescent *d) {
+        d->sfd = safe_close(d->sfd);
+        d->ufd = safe_close(d->ufd);
+        d->pfd = safe_close(d->pfd);
+        d->rfd = safe_close(d->rfd);
+        d->mfd = safe_close(d->mfd);
+}
+
+/* -ENOENT unless fd's owner is root, or uid when uid is not (uid_t) -1. */
+static int check_owner(int fd, uid_t uid) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        return st.st_uid == 0 || (uid != (uid_t) -1 && st.st_uid == uid) ? 0 : -ENOENT;
+}
+
+/* One level of the descent: dirfd/name (NULL: the place of pool below
+ * dirfd) into *ret_fd, its owner checked when check. */
+static int open_level(int dirfd, const char *name, const char *pool, bool check, uid_t uid, int *ret_fd) {
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        r = name ? ag_cg_open(dirfd, name, &fd) : ag_pool_parent_find(dirfd, pool, &fd);
+        if (r >= 0 && check)
+                r = check_owner(fd, uid);
+        if (r < 0)
+                return r == -ENOTDIR || r == -ELOOP ? -ENOENT : r;
+        *ret_fd = take_fd(&fd);
+        return 0;
+}
+
+int ag_descent_open(const AgHierarchy *h, const char *root, const char *pool, uid_t uid, const char *session,
+                    unsigned flags, AgDescent *d) {
+        bool root_owned = flags & AG_DESCENT_ROOT_OWNED;
+        char ugroup[64];
+        int r;
+
+        assert(h);
+        assert(root);
+        assert(d);
+
+        ag_descent_done(d);
+        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
+        if (r >= 0)
+                r = ag_hierarchy_open(h, &d->mfd);
+        if (r >= 0)
+                r = open_level(d->mfd, root, NULL, root_owned, -1, &d->rfd);
+        if (r >= 0)
+                r = open_level(d->rfd, NULL, pool, root_owned, -1, &d->pfd);
+        if (r >= 0)
+                r = open_level(d->pfd, ugroup, NULL, root_owned, -1, &d->ufd);
+        if (r >= 0 && session)
+                r = open_level(d->ufd, session, NULL, flags & AG_DESCENT_SESSION_OWNED, uid, &d->sfd);
+        return r;
+}
+
+int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char *path, int *ret_sfd,
+                        char **ret_session_path, char **ret_rest, bool *ret_delegated) {
+        _cleanup_(ag_descent_done) AgDescent d = AG_DESCENT_NULL;
+        char ugroup[64], place[AG_PLACE_MAX], *session, *rest, *pool = NULL, *spath;
+        struct stat st;
+        int r;
+
+        assert(path);
+        assert(ret_sfd && ret_session_path && ret_rest && ret_delegated);
+
+        if (ag_session_path_split(path, root, uid, &session, &rest, &pool) < 0 ||
+            ag_pool_place(root, pool, place, sizeof place) < 0)
+                return -ENOENT;
+        r = ag_user_group_name(uid, ugroup, sizeof ugroup);
+        if (r >= 0)
+                r = ag_descent_open(h, root, pool, uid, session, AG_DESCENT_ROOT_OWNED | AG_DESCENT_SESSION_OWNED,
+                                    &d);
+        if (r >= 0 && fstat(d.sfd, &st) < 0)
+                r = negative_errno();
+        if (r < 0)
+                return r;
+        if (asprintf(&spath, "/%s/%s/%s", place, ugroup, session) < 0)
+                return -ENOMEM;
+        *ret_sfd = take_fd(&d.sfd);
+        *ret_session_path = spath;
+        *ret_rest = rest;
+        *ret_delegated = st.st_uid == uid && uid != 0;
+        return 0;
 }
 
 int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const AgPolicy *limits, int *ret_fd,

@@ -126,6 +126,54 @@ int ag_session_path_split(char *path, const char *root, uid_t uid, char **ret_se
  * (NULL or ""), else pool-<name> (never created, no symlink followed). */
 int ag_pool_parent_find(int rfd, const char *pool, int *ret_fd);
 
+/* The one walk down the layout, for everyone who reads a user's groups
+ * (the module's close and wait, enter/run/set, the hint, the watcher):
+ *
+ *   <hierarchy> -> <root> -> the place (<root>, or <root>/pool-<name>) -> user-<uid> -> <session>
+ *
+ * each level opened relative to the one above (ag_cg_open: O_DIRECTORY,
+ * O_NOFOLLOW, no symlink followed), nothing created. A level not reached
+ * is -1. The fds are the walk's state, not an output: the caller closes
+ * them with ag_descent_done (also as a _cleanup_ function). */
+typedef struct AgDescent {
+        int mfd;        /* the hierarchy's mount */
+        int rfd;        /* <root> */
+        int pfd;        /* the place */
+        int ufd;        /* user-<uid> */
+        int sfd;        /* <session>, when one was asked for */
+} AgDescent;
+#define AG_DESCENT_NULL { -1, -1, -1, -1, -1 }
+
+/* The ownership rule, as the module makes the layout. */
+typedef enum AgDescentFlags {
+        /* <root>, the pool and user-<uid> are root's: anything else is not the
+         * module's and counts as missing */
+        AG_DESCENT_ROOT_OWNED = 1 << 0,
+        /* the session is root's (root's leaves) or uid's (delegated) */
+        AG_DESCENT_SESSION_OWNED = 1 << 1,
+} AgDescentFlags;
+
+/* Opens the levels down to user-<uid> (session NULL) or to <session>, for
+ * uid in pool (NULL or "": none) below root. 0 when every level asked for
+ * is open. A level that is missing, not a directory, a symlink or not owned
+ * as flags ask: -ENOENT; another failure: its -errno. Either way the levels
+ * above it stay open in *d (the caller may go on from them). */
+int ag_descent_open(const AgHierarchy *h, const char *root, const char *pool, uid_t uid, const char *session,
+                    unsigned flags, AgDescent *d);
+/* Closes what *d holds and resets it to AG_DESCENT_NULL. */
+void ag_descent_done(AgDescent *d);
+
+/* Opens the session directory that path (a process's cgroup path in h, as
+ * ag_cg_pid_path gives it; modified) is in: a session of uid below root,
+ * found by the descent with both ownership rules (the user group and its
+ * pool root's, the session root's or, delegated, uid's). Returns the
+ * directory fd, the session's cgroup path ("/<root>[/pool-<name>]/user-<uid>/
+ * <session>", allocated), the rest of path below it (a pointer into path,
+ * "" for none) and whether the session is delegated to uid. -ENOENT when
+ * path is not in such a session. */
+int ag_session_dir_open(const AgHierarchy *h, const char *root, uid_t uid, char *path, int *ret_sfd,
+                        char **ret_session_path, char **ret_rest, bool *ret_delegated);
+
 /* Opens the place that holds user-<uid> for a user in pool (NULL or "":
  * <root> itself, rfd duplicated). For a pool: creates pool-<name> below rfd
  * when missing (root's, mode 0755), writes the pool's limits where they

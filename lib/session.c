@@ -7,6 +7,7 @@
  * and wait. Where they live is place.c's; the sweeps of what earlier
  * sessions left behind are pool.c's. See session.h. */
 
+#include <assert.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -56,6 +57,10 @@ unsigned long ag_audit_session_self(void) {
         if (ag_safe_atoul(buf, AG_AUDIT_SESSION_UNSET, &v) < 0)
                 return AG_AUDIT_SESSION_UNSET;
         return v;
+}
+
+static void session_freep(AgSession **s) {
+        ag_session_free(*s);
 }
 
 static bool retryable(int r) {
@@ -126,6 +131,60 @@ static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, uns
         return 0;
 }
 
+/* Makes the session directory below ufd under the first free name
+ * (ag_session_name), into name (64 bytes). */
+static int mkdir_session(int ufd, const AgOpenParams *p, pid_t pid, char name[static 64], const char **what) {
+        int r;
+
+        for (unsigned attempt = 0;; attempt++) {
+                if (attempt >= NAME_ATTEMPTS) {
+                        *what = "find a free session name";
+                        return -EEXIST;
+                }
+                r = ag_session_name(p->audit_session, pid, attempt, name, 64);
+                if (r < 0) {
+                        *what = "name the session";
+                        return r;
+                }
+                if (mkdirat(ufd, name, 0755) == 0)
+                        return 0;
+                if (errno != EEXIST) {
+                        *what = "create the session group";
+                        return negative_errno();
+                }
+        }
+}
+
+/* A v2 session's own settings: the kernel's bound on what the user builds
+ * in a delegated session (left unbounded, it is not handed to the user:
+ * *delegate false, ret_s->delegate_error the -errno; an undelegated session
+ * gets no group but root's), cpu enabled for its children. */
+static int setup_session_v2(const AgHierarchy *h, int sfd, bool *delegate, AgSession *ret_s, const char **what) {
+        char buf[32];
+        int r;
+
+        if (*delegate) {
+                snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DESCENDANTS);
+                r = ag_write_file(sfd, "cgroup.max.descendants", buf);
+                if (r >= 0) {
+                        snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DEPTH);
+                        r = ag_write_file(sfd, "cgroup.max.depth", buf);
+                }
+                if (r < 0) {
+                        ret_s->delegate_error = r;
+                        *delegate = false;
+                }
+        }
+        if (h->has_cpu) {
+                r = ag_cg_enable_cpu(h, sfd);
+                if (r < 0) {
+                        *what = "enable cpu in the session group";
+                        return r;
+                }
+        }
+        return 0;
+}
+
 /* Makes the session directory and its login/ leaf, delegates both when
  * p->delegate (on cgroup v2 only once the kernel's bounds on the session's
  * subtree are written; else ret_s->delegate_error gets the -errno and the
@@ -138,53 +197,18 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
         char name[64];
         int r;
 
-        for (unsigned attempt = 0;; attempt++) {
-                if (attempt >= NAME_ATTEMPTS) {
-                        *what = "find a free session name";
-                        return -EEXIST;
-                }
-                r = ag_session_name(p->audit_session, pid, attempt, name, sizeof name);
-                if (r < 0) {
-                        *what = "name the session";
-                        return r;
-                }
-                if (mkdirat(ufd, name, 0755) == 0)
-                        break;
-                if (errno != EEXIST) {
-                        *what = "create the session group";
-                        return negative_errno();
-                }
-        }
-
+        r = mkdir_session(ufd, p, pid, name, what);
+        if (r < 0)
+                return r;
         r = ag_cg_open(ufd, name, &sfd);
         if (r < 0) {
                 *what = "open the session group";
                 goto fail;
         }
         if (h->version == 2) {
-                /* The kernel's bound on what the user builds in a delegated
-                 * session; an undelegated one gets no group but login/. */
-                if (delegate) {
-                        char buf[32];
-                        snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DESCENDANTS);
-                        r = ag_write_file(sfd, "cgroup.max.descendants", buf);
-                        if (r >= 0) {
-                                snprintf(buf, sizeof buf, "%d", AG_SESSION_MAX_DEPTH);
-                                r = ag_write_file(sfd, "cgroup.max.depth", buf);
-                        }
-                        if (r < 0) {
-                                /* unbounded, it is not handed to the user */
-                                ret_s->delegate_error = r;
-                                delegate = false;
-                        }
-                }
-                if (h->has_cpu) {
-                        r = ag_cg_enable_cpu(h, sfd);
-                        if (r < 0) {
-                                *what = "enable cpu in the session group";
-                                goto fail;
-                        }
-                }
+                r = setup_session_v2(h, sfd, &delegate, ret_s, what);
+                if (r < 0)
+                        goto fail;
         }
         r = ag_cg_mkdir_open(sfd, AG_LOGIN_LEAF, NULL, &lfd);
         if (r < 0) {
@@ -231,187 +255,215 @@ fail:
         return r;
 }
 
+/* What ag_session_open holds on its way down: the descent that makes
+ * (mfd, rfd, pfd, ufd; no sfd) and what it made, for the undo. */
+typedef struct OpenState {
+        AgDescent d;
+        char ugroup[64];
+        char place[AG_PLACE_MAX];
+        bool pool_created, user_created;
+        int policy_error;               /* a soft failure of the user's or the pool's policy */
+        const char *policy_what;
+} OpenState;
+
 /* A failed open leaves nothing it made: su and login do not call close
  * after a failed open. The user group and the pool go when this open made
  * them and they are empty (rmdir on cgroupfs removes only a group without
  * children or processes: a concurrent login's stay, and such a login
  * that finds them gone starts over). <root> stays, as it always does. */
-static void open_undo(int rfd, int pfd, const char *pool, bool pool_created, const char *ugroup, bool user_created) {
+static void open_undo(OpenState *st, const char *pool) {
         char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
 
-        if (pfd < 0)
+        st->d.ufd = safe_close(st->d.ufd);
+        if (st->d.pfd < 0)
                 return;
-        if (user_created)
-                (void) unlinkat(pfd, ugroup, AT_REMOVEDIR);
-        if (pool_created && ag_pool_group_name(pool, name, sizeof name) >= 0)
-                (void) unlinkat(rfd, name, AT_REMOVEDIR);
+        if (st->user_created)
+                (void) unlinkat(st->d.pfd, st->ugroup, AT_REMOVEDIR);
+        if (st->pool_created && ag_pool_group_name(pool, name, sizeof name) >= 0)
+                (void) unlinkat(st->d.rfd, name, AT_REMOVEDIR);
+}
+
+/* Step 1: the hierarchy and <root> (made by the very first login), cpu
+ * enabled for their children. */
+static int open_root(const AgHierarchy *h, const char *root, AgDescent *d, const char **what) {
+        bool created = false;
+        int r;
+
+        r = ag_hierarchy_open(h, &d->mfd);
+        if (r < 0) {
+                *what = "open the cgroup hierarchy";
+                return r;
+        }
+        if (h->has_cpu) {
+                r = ag_cg_enable_cpu(h, d->mfd);
+                if (r < 0) {
+                        *what = "enable cpu in the hierarchy root";
+                        return r;
+                }
+        }
+        r = ag_cg_open(d->mfd, root, &d->rfd);
+        if (r == -ENOENT)
+                r = ag_cg_mkdir_open_0755(d->mfd, root, &created, &d->rfd);
+        if (r < 0) {
+                *what = "create the root group";
+                return r;
+        }
+        if (h->has_cpu) {
+                r = ag_cg_enable_cpu(h, d->rfd);
+                if (r < 0) {
+                        *what = "enable cpu in the root group";
+                        return r;
+                }
+        }
+        return 0;
+}
+
+/* Step 2: the place and user-<uid> below it, made when missing, the user's
+ * policy written; on the first try the sweeps of what the user left in
+ * other places and, with sessions, in this one. A policy the kernel
+ * refuses leaves the group as capped as it was: st->policy_error, and the
+ * login is grouped all the same. -ENOENT/-ENODEV: a concurrent close or
+ * sweep removed a level, try again. */
+static int open_user(const AgHierarchy *h, const AgOpenParams *p, const char *root, bool first, OpenState *st,
+                     const char **what) {
+        int r, pool_error = 0;
+
+        st->d.pfd = safe_close(st->d.pfd);
+        st->d.ufd = safe_close(st->d.ufd);
+        st->pool_created = st->user_created = false;
+        r = ag_pool_parent_open(h, st->d.rfd, p->pool, p->pool_policy, &st->d.pfd, &st->pool_created, what,
+                                &pool_error);
+        if (r < 0)
+                return r;
+        r = ag_cg_mkdir_open_0755(st->d.pfd, st->ugroup, &st->user_created, &st->d.ufd);
+        if (r < 0) {
+                *what = "create the user group";
+                return r;       /* retryable: an emptied pool swept meanwhile */
+        }
+        if (first)
+                (void) ag_pool_sweep_other_places(h, st->d.rfd, root, p->uid, p->pool, p->config, p->removed,
+                                                  p->removed_userdata);
+        r = apply_user_policy(h, st->d.ufd, st->user_created, p->policy);
+        if (r < 0 && retryable(r)) {
+                *what = "set the user group's cpu policy";
+                return r;
+        }
+        st->policy_error = r < 0 ? r : pool_error;
+        st->policy_what = r < 0 ? "set the user group's cpu policy"
+                                : pool_error < 0 ? "set the pool group's cpu policy" : NULL;
+        if (!p->policy->sessions)
+                return 0;
+        if (h->has_cpu) {
+                r = ag_cg_enable_cpu(h, st->d.ufd);
+                if (r < 0) {
+                        *what = "enable cpu in the user group";
+                        return r;
+                }
+        }
+        /* Sessions of this user that emptied since their close (a user
+         * group made just now has none). */
+        if (first && !st->user_created)
+                (void) ag_user_sweep(st->d.pfd, st->place, p->uid, false, AG_SESSION_MAX_DIRS, p->removed,
+                                     p->removed_userdata);
+        return 0;
+}
+
+/* Step 3 with "sessions no": the process into the user group itself. */
+static int attach_user(const AgHierarchy *h, int ufd, pid_t pid, const char **what) {
+        int r;
+
+        r = ag_cg_attach(ufd, pid);
+        if (r < 0)
+                *what = r == -EINVAL && h->version == 1 ? "move the process into the user group "
+                                                          "(a real-time task, which stays where it is)"
+                                                        : "move the process into the user group";
+        return r;
+}
+
+/* Steps 2 and 3: the user group, then the session (or, with "sessions
+ * no", the process into the user group); once more when a concurrent close
+ * or sweep removed a level under our feet. */
+static int open_user_session(const AgHierarchy *h, const AgOpenParams *p, const char *root, pid_t pid,
+                             OpenState *st, AgSession *made, char **name, const char **what) {
+        int r;
+
+        for (unsigned i = 0;; i++) {
+                r = open_user(h, p, root, i == 0, st, what);
+                if (r >= 0 && p->policy->sessions) {
+                        *made = (AgSession) {};
+                        r = make_session(h, st->d.ufd, p, pid, made, name, what);
+                } else if (r >= 0)
+                        r = attach_user(h, st->d.ufd, pid, what);
+                if (r >= 0 || !retryable(r) || i >= OPEN_RETRIES)
+                        return r;
+        }
+}
+
+/* The session object of a successful open; takes name, origin, acct_origin. */
+static int session_new(const AgOpenParams *p, const char *root, const OpenState *st, const AgSession *made,
+                       char **name, char **origin, char **acct_origin, AgSession **ret) {
+        _cleanup_(session_freep) AgSession *s = NULL;
+
+        s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        if (asprintf(&s->path, "/%s/%s%s%s", st->place, st->ugroup, *name ? "/" : "", *name ? *name : "") < 0) {
+                s->path = NULL;
+                return -ENOMEM;
+        }
+        if (!(s->root = strdup(root)) || (p->pool && *p->pool && !(s->pool = strdup(p->pool))))
+                return -ENOMEM;
+        s->uid = p->uid;
+        s->name = TAKE_PTR(*name);
+        s->origin = TAKE_PTR(*origin);
+        s->acct_origin = TAKE_PTR(*acct_origin);
+        s->policy_error = st->policy_error;
+        s->policy_what = st->policy_what;
+        s->delegate_error = made->delegate_error;
+        s->leaves = made->leaves;
+        s->class_leaves = made->class_leaves;
+        s->leaves_error = made->leaves_error;
+        *ret = TAKE_PTR(s);
+        return 0;
 }
 
 int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret, const char **ret_what) {
-        _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1;
-        bool pool_created = false, user_created = false;
-        _cleanup_free_ char *origin = NULL, *acct_origin = NULL, *name = NULL, *path = NULL;
+        _cleanup_free_ char *origin = NULL, *acct_origin = NULL, *name = NULL;
         const char *what = NULL, *root = p->root ? p->root : AG_ROOT_DEFAULT;
         pid_t pid = p->pid > 0 ? p->pid : getpid();
-        char ugroup[64], place[AG_PLACE_MAX];
-        const char *policy_what = NULL;
-        int r, policy_error = 0;
+        OpenState st = { .d = AG_DESCENT_NULL };
         AgSession made = {};
-        bool created;
+        int r;
 
-        r = ag_user_group_name(p->uid, ugroup, sizeof ugroup);
-        if (r < 0) {
+        assert(h);
+        assert(p && p->policy);
+        assert(ret);
+
+        r = ag_user_group_name(p->uid, st.ugroup, sizeof st.ugroup);
+        if (r < 0)
                 what = "name the user group";
-                goto finish;
-        }
-        r = ag_hierarchy_open(h, &mfd);
-        if (r < 0) {
-                what = "open the cgroup hierarchy";
-                goto finish;
-        }
-        (void) ag_cg_pid_paths(h, pid, &origin, h->version == 1 ? &acct_origin : NULL);
-
-        if (h->has_cpu) {
-                r = ag_cg_enable_cpu(h, mfd);
-                if (r < 0) {
-                        what = "enable cpu in the hierarchy root";
-                        goto finish;
-                }
-        }
-        /* The root group is there but for the very first login. */
-        created = false;
-        r = ag_cg_open(mfd, root, &rfd);
-        if (r == -ENOENT)
-                r = ag_cg_mkdir_open_0755(mfd, root, &created, &rfd);
-        if (r < 0) {
-                what = "create the root group";
-                goto finish;
-        }
-        if (h->has_cpu) {
-                r = ag_cg_enable_cpu(h, rfd);
-                if (r < 0) {
-                        what = "enable cpu in the root group";
-                        goto finish;
-                }
-        }
-
-        r = ag_pool_place(root, p->pool, place, sizeof place);
-        if (r < 0) {
+        if (r >= 0 && (r = ag_pool_place(root, p->pool, st.place, sizeof st.place)) < 0)
                 what = "name the pool group";
-                goto finish;
+        if (r >= 0)
+                (void) ag_cg_pid_paths(h, pid, &origin, h->version == 1 ? &acct_origin : NULL);
+
+        /* 1: the hierarchy and <root> */
+        if (r >= 0)
+                r = open_root(h, root, &st.d, &what);
+        /* 2 and 3: the user group, then the session */
+        if (r >= 0)
+                r = open_user_session(h, p, root, pid, &st, &made, &name, &what);
+        if (r >= 0) {
+                r = session_new(p, root, &st, &made, &name, &origin, &acct_origin, ret);
+                if (r < 0)
+                        what = "allocate memory";
         }
-        for (unsigned i = 0;; i++) {
-                /* pools: user-<uid> lives in <root> or in <root>/pool-<name> */
-                int pool_error = 0;
-
-                pfd = safe_close(pfd);
-                ufd = safe_close(ufd);
-                pool_created = user_created = false;
-                r = ag_pool_parent_open(h, rfd, p->pool, p->pool_policy, &pfd, &pool_created, &what, &pool_error);
-                if (r < 0) {
-                        if (retryable(r) && i < OPEN_RETRIES)
-                                continue;
-                        goto finish;
-                }
-                r = ag_cg_mkdir_open_0755(pfd, ugroup, &user_created, &ufd);
-                if (r < 0) {
-                        what = "create the user group";
-                        if (retryable(r) && i < OPEN_RETRIES)
-                                continue;       /* an emptied pool swept meanwhile */
-                        goto finish;
-                }
-                /* pools: the user's groups in the places they left */
-                if (i == 0)
-                        (void) ag_pool_sweep_other_places(h, rfd, root, p->uid, p->pool, p->config, p->removed,
-                                                          p->removed_userdata);
-                r = apply_user_policy(h, ufd, user_created, p->policy);
-                if (r < 0) {
-                        what = "set the user group's cpu policy";
-                        if (retryable(r) && i < OPEN_RETRIES)
-                                continue;
-                        if (retryable(r))
-                                goto finish;
-                }
-                /* A policy the kernel refuses leaves the group as capped as
-                 * it was; the login is grouped all the same. */
-                policy_error = r < 0 ? r : pool_error;
-                policy_what = r < 0 ? "set the user group's cpu policy"
-                                    : pool_error < 0 ? "set the pool group's cpu policy" : NULL;
-
-                if (!p->policy->sessions) {
-                        r = ag_cg_attach(ufd, pid);
-                        if (r < 0) {
-                                what = r == -EINVAL && h->version == 1
-                                               ? "move the process into the user group "
-                                                 "(a real-time task, which stays where it is)"
-                                               : "move the process into the user group";
-                                if (retryable(r) && i < OPEN_RETRIES)
-                                        continue;
-                                goto finish;
-                        }
-                        break;
-                }
-
-                if (h->has_cpu) {
-                        r = ag_cg_enable_cpu(h, ufd);
-                        if (r < 0) {
-                                what = "enable cpu in the user group";
-                                if (retryable(r) && i < OPEN_RETRIES)
-                                        continue;
-                                goto finish;
-                        }
-                }
-                /* Sessions of this user that emptied since their close (a
-                 * user group made just now has none). */
-                if (i == 0 && !user_created)
-                        (void) ag_user_sweep(pfd, place, p->uid, false, AG_SESSION_MAX_DIRS, p->removed,
-                                             p->removed_userdata);
-
-                made = (AgSession) {};
-                r = make_session(h, ufd, p, pid, &made, &name, &what);
-                if (r >= 0)
-                        break;
-                if (!retryable(r) || i >= OPEN_RETRIES)
-                        goto finish;
-        }
-
-        if (asprintf(&path, "/%s/%s%s%s", place, ugroup, name ? "/" : "", name ? name : "") < 0) {
-                path = NULL;
-                r = -ENOMEM;
-                what = "allocate memory";
-                goto finish;
-        }
-
-        AgSession *s = calloc(1, sizeof *s);
-        if (!s || !(s->root = strdup(root)) || (p->pool && *p->pool && !(s->pool = strdup(p->pool)))) {
-                if (s)
-                        free(s->root);
-                free(s);
-                r = -ENOMEM;
-                what = "allocate memory";
-                goto finish;
-        }
-        s->uid = p->uid;
-        s->name = TAKE_PTR(name);
-        s->origin = TAKE_PTR(origin);
-        s->acct_origin = TAKE_PTR(acct_origin);
-        s->path = TAKE_PTR(path);
-        s->policy_error = policy_error;
-        s->policy_what = policy_what;
-        s->delegate_error = made.delegate_error;
-        s->leaves = made.leaves;
-        s->class_leaves = made.class_leaves;
-        s->leaves_error = made.leaves_error;
-        *ret = s;
-        r = 0;
-
-finish:
         if (r < 0) {
-                ufd = safe_close(ufd);
-                open_undo(rfd, pfd, p->pool, pool_created, ugroup, user_created);
+                open_undo(&st, p->pool);
                 if (ret_what)
                         *ret_what = what;
         }
+        ag_descent_done(&st.d);
         return r;
 }
 
@@ -471,115 +523,106 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
         return ag_session_close_from(h, s, pid, current, removed, userdata);
 }
 
+/* Leave the session first, or its removal fails with EBUSY: back to the
+ * group the process came from. When that is unknown (its path was too long
+ * to read) or gone, the process stays, and so does the session, for a later
+ * sweep: never to the root cgroup, out of every limit, unless it came from
+ * there. */
+static void leave_session(int mfd, const AgSession *s, pid_t pid, const char *current) {
+        _cleanup_close_ int ofd = -1;
+
+        if (!current || !ag_cg_path_is_below(current, s->path) || !s->origin ||
+            ag_cg_path_is_below(s->origin, s->path))
+                return;
+        if (strcmp(s->origin, "/") == 0)
+                (void) ag_cg_attach(mfd, pid);
+        else if (ag_cg_open_path(mfd, s->origin, &ofd) >= 0)
+                (void) ag_cg_attach(ofd, pid);
+}
+
+/* Removes the session s below its user group ufd, sfd its directory (-1
+ * when it is gone). login/ is the only group of most sessions: with it gone
+ * first, one rmdir removes the session; counted as the walk would have (one
+ * directory visited and removed); when it stays, the walk deals with it. A
+ * session of root's leaves that lives on (a tmux server, a nohup'd job)
+ * keeps its free leaves for the panes still to come: it goes whole once
+ * empty (a later sweep, the watcher), -EBUSY meanwhile. *sfd is closed. */
+static int remove_own_session(int ufd, int *sfd, const AgSession *s, ag_removed_fn removed, void *userdata) {
+        unsigned budget = AG_SESSION_MAX_DIRS, n = 0;
+        bool keep = false;
+        int r;
+
+        if (*sfd >= 0) {
+                if (unlinkat(*sfd, AG_LOGIN_LEAF, AT_REMOVEDIR) == 0) {
+                        budget--;
+                        n++;
+                }
+                if (s->leaves > 0 || s->class_leaves) {
+                        keep = root_leaves_in_use(*sfd, s) > 0;
+                        if (!keep)
+                                n += remove_root_leaves(*sfd, s, &budget);
+                }
+                *sfd = safe_close(*sfd);
+        }
+        if (keep)
+                return -EBUSY;
+        r = ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
+        if (r == 0 && n > 0 && removed)
+                removed(userdata, s->path, NULL);
+        return r;
+}
+
 int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, const char *current,
                           ag_removed_fn removed, void *userdata) {
-        _cleanup_close_ int mfd = -1;
-        int r;
+        _cleanup_(ag_descent_done) AgDescent d = AG_DESCENT_NULL;
+        int r, result = 0;
+
+        assert(h);
+        assert(s);
 
         if (pid <= 0)
                 pid = getpid();
-        r = ag_hierarchy_open(h, &mfd);
-        if (r < 0)
+        r = ag_descent_open(h, s->root, s->pool, s->uid, s->name, 0, &d);
+        if (d.mfd < 0)
                 return r;
-
-        /* Leave the session first, or its removal fails with EBUSY: back
-         * to the group the process came from. When that is unknown (its
-         * path was too long to read) or gone, the process stays, and so
-         * does the session, for a later sweep: never to the root cgroup,
-         * out of every limit, unless it came from there. */
-        if (current && ag_cg_path_is_below(current, s->path) && s->origin &&
-            !ag_cg_path_is_below(s->origin, s->path)) {
-                _cleanup_close_ int ofd = -1;
-
-                if (strcmp(s->origin, "/") == 0)
-                        (void) ag_cg_attach(mfd, pid);
-                else if (ag_cg_open_path(mfd, s->origin, &ofd) >= 0)
-                        (void) ag_cg_attach(ofd, pid);
-        }
+        leave_session(d.mfd, s, pid, current);
+        if (d.rfd < 0)
+                return r == -ENOENT ? 0 : r;
 
         /* Our own session first, so that the answer is about it, whatever a
          * concurrent sweep does to the others. */
-        int result = 0;
-        _cleanup_close_ int rfd = -1;
-        r = ag_cg_open_if_exists(mfd, s->root, &rfd);
-        if (r <= 0)
-                return r;
-        if (s->name) {
-                _cleanup_close_ int pfd = -1, ufd = -1;
-                char ugroup[64];
-                unsigned budget = AG_SESSION_MAX_DIRS, n = 0;
-
-                r = ag_user_group_name(s->uid, ugroup, sizeof ugroup);
-                if (r < 0)
-                        return r;
-                /* pools: pfd is <root> or <root>/pool-<name> */
-                if (ag_pool_parent_find(rfd, s->pool, &pfd) >= 0 && ag_cg_open(pfd, ugroup, &ufd) >= 0) {
-                        _cleanup_close_ int sfd = -1;
-
-                        /* login/ is the only group of most sessions: with it
-                         * gone first, one rmdir removes the session. Counted
-                         * as the walk below would have (one directory visited
-                         * and removed); when it stays, the walk deals with it. */
-                        bool keep = false;
-                        if (ag_cg_open(ufd, s->name, &sfd) >= 0) {
-                                if (unlinkat(sfd, AG_LOGIN_LEAF, AT_REMOVEDIR) == 0) {
-                                        budget--;
-                                        n++;
-                                }
-                                /* A session of root's leaves that lives on (a
-                                 * tmux server, a nohup'd job) keeps its free
-                                 * leaves for the panes still to come: it goes
-                                 * whole once empty (a later sweep, the watcher). */
-                                if (s->leaves > 0 || s->class_leaves) {
-                                        keep = root_leaves_in_use(sfd, s) > 0;
-                                        if (!keep)
-                                                n += remove_root_leaves(sfd, s, &budget);
-                                }
-                        }
-                        sfd = safe_close(sfd);
-                        result = keep ? -EBUSY
-                                      : ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
-                        if (result == 0 && n > 0 && removed)
-                                removed(userdata, s->path, NULL);
-                }
+        if (s->name && d.ufd >= 0) {
+                result = remove_own_session(d.ufd, &d.sfd, s, removed, userdata);
         }
-        r = ag_user_sweep(rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
+        r = ag_user_sweep(d.rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
         if (r < 0)
                 return r;
         /* pools: the user's groups in the pool, and the pool once empty */
         if (s->pool)
-                (void) ag_pool_sweep_place(rfd, s->root, s->pool, s->uid, true, AG_SESSION_MAX_DIRS, removed,
+                (void) ag_pool_sweep_place(d.rfd, s->root, s->pool, s->uid, true, AG_SESSION_MAX_DIRS, removed,
                                            userdata);
         return result == -E2BIG ? -EBUSY : result;
 }
 
 int ag_session_wait_empty(const AgHierarchy *h, const AgSession *s, unsigned timeout_ms) {
-        _cleanup_close_ int mfd = -1, rfd = -1, pfd = -1, ufd = -1;
-        char ugroup[64];
+        _cleanup_(ag_descent_done) AgDescent d = AG_DESCENT_NULL;
         uint64_t waited_us = 0, step_us = 5000;
         int r;
 
+        assert(h);
+        assert(s);
+
         if (!s->name)
                 return -EINVAL;
-        r = ag_user_group_name(s->uid, ugroup, sizeof ugroup);
-        if (r < 0)
-                return r;
-        r = ag_hierarchy_open(h, &mfd);
-        if (r < 0)
-                return r;
         /* A level that is gone: nothing left to wait for. */
-        r = ag_cg_open(mfd, s->root, &rfd);
-        if (r >= 0)
-                r = ag_pool_parent_find(rfd, s->pool, &pfd);
-        if (r >= 0)
-                r = ag_cg_open(pfd, ugroup, &ufd);
+        r = ag_descent_open(h, s->root, s->pool, s->uid, NULL, 0, &d);
         if (r < 0)
-                return r == -ENOENT ? 0 : r;
+                return r == -ENOENT && d.mfd >= 0 ? 0 : r;
 
         for (;;) {
                 unsigned budget = AG_SESSION_MAX_DIRS;
 
-                r = ag_cg_subtree_populated(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget);
+                r = ag_cg_subtree_populated(d.ufd, s->name, AG_SESSION_MAX_DEPTH, &budget);
                 if (r == -ENOENT)
                         return 0;
                 if (r < 0)
