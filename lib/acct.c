@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -240,6 +241,40 @@ static int remove_empty_children(int dirfd, const char *skip) {
         return count;
 }
 
+/* One attempt at the mirror: its levels comp[0..n-1] below the cpuacct
+ * mount, made where missing, pid moved into the last. fds and created say
+ * what is open and what this attempt made, *ret_level how far it got
+ * (UINT_MAX: the mount itself could not be opened). */
+static int mirror_make(const char *mount, char **comp, unsigned n, pid_t pid, int fds[], bool created[],
+                       unsigned *ret_level, const char **what) {
+        _cleanup_close_ int mfd = open(mount, DIR_FLAGS);
+        unsigned i;
+        int r = 0;
+
+        close_all(fds);
+        memset(created, 0, MAX_LEVELS * sizeof(bool));
+        if (mfd < 0) {
+                *ret_level = UINT_MAX;
+                *what = "open the cpuacct hierarchy";
+                return negative_errno();
+        }
+        for (i = 0; i < n; i++) {
+                /* <root> is there but for the very first login */
+                r = i == 0 ? ag_cg_open(mfd, comp[0], &fds[0]) : -ENOENT;
+                if (r == -ENOENT)
+                        r = ag_cg_mkdir_open_0755(i == 0 ? mfd : fds[i - 1], comp[i], &created[i], &fds[i]);
+                if (r < 0)
+                        break;
+        }
+        *ret_level = i;
+        if (r < 0) {
+                *what = "create the cpuacct group";
+                return r;
+        }
+        *what = "move the process into the cpuacct group";
+        return ag_cg_attach(fds[n - 1], pid);
+}
+
 int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, const char *origin_known,
                         const char **ret_what) {
         _cleanup_free_ char *copy = NULL, *origin = NULL, *saved = NULL;
@@ -272,31 +307,11 @@ int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, cons
                 (void) ag_cg_pid_controller_path(pid, "cpuacct", &origin);
 
         for (unsigned attempt = 0;; attempt++) {
-                _cleanup_close_ int mfd = open(a->mount, DIR_FLAGS);
-
-                close_all(fds);
-                memset(created, 0, sizeof created);
-                if (mfd < 0) {
-                        r = negative_errno();
-                        what = "open the cpuacct hierarchy";
-                        goto fail;
-                }
-                for (i = 0; i < n; i++) {
-                        /* <root> is there but for the very first login */
-                        r = i == 0 ? ag_cg_open(mfd, comp[0], &fds[0]) : -ENOENT;
-                        if (r == -ENOENT)
-                                r = ag_cg_mkdir_open_0755(i == 0 ? mfd : fds[i - 1], comp[i], &created[i],
-                                                          &fds[i]);
-                        if (r < 0)
-                                break;
-                }
-                if (r >= 0) {
-                        r = ag_cg_attach(fds[n - 1], pid);
-                        what = "move the process into the cpuacct group";
-                } else
-                        what = "create the cpuacct group";
+                r = mirror_make(a->mount, comp, n, pid, fds, created, &i, &what);
                 if (r >= 0)
                         break;
+                if (i == UINT_MAX)
+                        goto fail;      /* the hierarchy itself */
                 /* A concurrent close or sweep removed a level: start over. */
                 if ((r != -ENOENT && r != -ENODEV) || attempt + 1 >= MIRROR_RETRIES) {
                         /* Remove what this attempt made, bottom up. */

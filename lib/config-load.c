@@ -123,16 +123,15 @@ static void closedirp(DIR **d) {
                 (void) closedir(*d);
 }
 
-static int load_dropins(AgConfig *config, const char *dir, unsigned flags,
-                        ag_error_fn error, void *userdata, int *n_errors) {
-        _cleanup_(closedirp) DIR *d = NULL;
+/* Opens the drop-in directory dir, checked as a config file is: 0 with
+ * *ret_d NULL when it is missing or refused (reported). */
+static int open_dropin_dir(const char *dir, unsigned flags, ag_error_fn error, void *userdata, int *n_errors,
+                           DIR **ret_d) {
         _cleanup_close_ int dfd = -1;
-        char **names = NULL;
-        size_t n_names = 0;
-        struct dirent *de;
         struct stat st;
-        int r = 0;
+        DIR *d;
 
+        *ret_d = NULL;
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
         if (dfd < 0) {
                 if (errno != ENOENT)
@@ -150,7 +149,6 @@ static int load_dropins(AgConfig *config, const char *dir, unsigned flags,
                         return 0;
                 }
         }
-
         d = fdopendir(dfd);
         if (!d) {
                 if (errno == ENOMEM)
@@ -159,6 +157,16 @@ static int load_dropins(AgConfig *config, const char *dir, unsigned flags,
                 return 0;
         }
         dfd = -1;                       /* owned by d now */
+        *ret_d = d;
+        return 0;
+}
+
+/* The drop-in names of d (is_dropin_name), sorted, into *names (n_names
+ * grown; the caller frees them, also on failure). */
+static int list_dropins(DIR *d, const char *dir, ag_error_fn error, void *userdata, int *n_errors, char ***names,
+                        size_t *n_names) {
+        struct dirent *de;
+        int r;
 
         for (;;) {
                 errno = 0;
@@ -170,29 +178,38 @@ static int load_dropins(AgConfig *config, const char *dir, unsigned flags,
                 }
                 if (!is_dropin_name(de->d_name))
                         continue;
-
-                r = ag_config_grow((void **) &names, n_names, sizeof(char *));
+                r = ag_config_grow((void **) names, *n_names, sizeof(char *));
                 if (r < 0)
-                        goto finish;
-                names[n_names] = strdup(de->d_name);
-                if (!names[n_names]) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
-                n_names++;
+                        return r;
+                (*names)[*n_names] = strdup(de->d_name);
+                if (!(*names)[*n_names])
+                        return -ENOMEM;
+                (*n_names)++;
         }
+        if (*n_names > 1)
+                qsort(*names, *n_names, sizeof(char *), cmp_strp);
+        return 0;
+}
 
-        if (n_names > 1)
-                qsort(names, n_names, sizeof(char *), cmp_strp);
+static int load_dropins(AgConfig *config, const char *dir, unsigned flags,
+                        ag_error_fn error, void *userdata, int *n_errors) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        char **names = NULL;
+        size_t n_names = 0;
+        int r;
 
-        for (size_t i = 0; i < n_names; i++) {
+        r = open_dropin_dir(dir, flags, error, userdata, n_errors, &d);
+        if (r < 0 || !d)
+                return r;
+        r = list_dropins(d, dir, error, userdata, n_errors, &names, &n_names);
+        for (size_t i = 0; r >= 0 && i < n_names; i++) {
                 _cleanup_free_ char *path = NULL;
                 _cleanup_close_ int fd = -1;
 
                 if (asprintf(&path, "%s/%s", dir, names[i]) < 0) {
                         path = NULL;
                         r = -ENOMEM;
-                        goto finish;
+                        break;
                 }
                 fd = openat(dirfd(d), names[i], CONF_OPEN_FLAGS);
                 if (fd < 0) {
@@ -200,14 +217,9 @@ static int load_dropins(AgConfig *config, const char *dir, unsigned flags,
                         continue;
                 }
                 r = load_fd(config, fd, path, flags, error, userdata, n_errors);
-                if (r < 0)
-                        goto finish;
         }
-        r = 0;
-
-finish:
         strv_free_n(names, n_names);
-        return r;
+        return r < 0 ? r : 0;
 }
 
 int ag_config_dropin_dir(const char *path, char **ret) {

@@ -30,13 +30,11 @@ static bool is_blank(char c) {
  * error). Returns 1 with *ret_rule filled, 0 for nothing, -EINVAL with
  * *ret_error (and, for an unknown item, *ret_detail = the offending field),
  * or -ENOMEM. */
-static int parse_line_impl(const char *line, size_t len, AgRule *ret_rule,
-                           const char **ret_error, Field *ret_detail) {
-        Field fields[3];
-        size_t n_fields = 0;
-        const char *hash, *msg;
-        AgRule rule = {};
-        Field name;
+/* Cuts a line (len bytes, no newline) into at most three blank-separated
+ * fields, a '#' and what follows it a comment. */
+static int split_fields(const char *line, size_t len, Field fields[static 3], size_t *ret_n, const char **ret_error) {
+        const char *hash;
+        size_t n = 0;
 
         if (len > AG_LINE_MAX) {
                 *ret_error = MSG_LINE_TOO_LONG;
@@ -46,13 +44,11 @@ static int parse_line_impl(const char *line, size_t len, AgRule *ret_rule,
                 *ret_error = MSG_NUL;
                 return -EINVAL;
         }
-
         hash = memchr(line, '#', len);
         if (hash)
                 len = (size_t) (hash - line);
         while (len > 0 && (is_blank(line[len - 1]) || line[len - 1] == '\r'))
                 len--;
-
         for (size_t i = 0; i < len;) {
                 if (is_blank(line[i])) {
                         i++;
@@ -61,12 +57,28 @@ static int parse_line_impl(const char *line, size_t len, AgRule *ret_rule,
                 size_t start = i;
                 while (i < len && !is_blank(line[i]))
                         i++;
-                if (n_fields == 3) {
+                if (n == 3) {
                         *ret_error = MSG_TRAILING;
                         return -EINVAL;
                 }
-                fields[n_fields++] = (Field) { line + start, i - start };
+                fields[n++] = (Field) { line + start, i - start };
         }
+        *ret_n = n;
+        return 0;
+}
+
+static int parse_line_impl(const char *line, size_t len, AgRule *ret_rule,
+                           const char **ret_error, Field *ret_detail) {
+        Field fields[3];
+        size_t n_fields = 0;
+        const char *msg;
+        AgRule rule = {};
+        Field name;
+        int r;
+
+        r = split_fields(line, len, fields, &n_fields, ret_error);
+        if (r < 0)
+                return r;
 
         if (n_fields == 0)
                 return 0;

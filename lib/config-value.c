@@ -134,6 +134,36 @@ static const char *check_name(const char *p, size_t n) {
 
 /* Fills kind, uid_min, uid_max and sets *ret_name to the part to copy as the
  * name (n == 0 for none). Allocates nothing. */
+/* A uid range "min:max", ":max" or "min:" (colon at its colon). */
+static const char *parse_uid_range(const Field *f, const char *colon, AgRule *rule) {
+        size_t lo_n = (size_t) (colon - f->p), hi_n = f->n - lo_n - 1;
+        unsigned long long lo = 0, hi = AG_UID_VALID_MAX;
+        int r;
+
+        if (lo_n == 0 && hi_n == 0)
+                return MSG_RANGE;
+        if (lo_n > 0) {
+                r = parse_decimal(f->p, lo_n, AG_UID_VALID_MAX, &lo);
+                if (r < 0)
+                        return r == -ERANGE ? MSG_RANGE_UID : MSG_RANGE;
+        }
+        if (hi_n > 0) {
+                r = parse_decimal(colon + 1, hi_n, AG_UID_VALID_MAX, &hi);
+                if (r < 0)
+                        return r == -ERANGE ? MSG_RANGE_UID : MSG_RANGE;
+        }
+        /* limits.conf(5): "If min_uid is omitted, the match is exact for
+         * the max_uid" (":999" is uid 999 only) */
+        if (lo_n == 0)
+                lo = hi;
+        if (lo > hi)
+                return MSG_RANGE_ORDER;
+        rule->kind = AG_DOMAIN_RANGE;
+        rule->uid_min = (uid_t) lo;
+        rule->uid_max = (uid_t) hi;
+        return NULL;
+}
+
 const char *ag_config_parse_domain(const Field *f, AgRule *rule, Field *ret_name) {
         const char *msg;
 
@@ -179,34 +209,8 @@ const char *ag_config_parse_domain(const Field *f, AgRule *rule, Field *ret_name
         }
 
         const char *colon = memchr(f->p, ':', f->n);
-        if (colon) {
-                size_t lo_n = (size_t) (colon - f->p), hi_n = f->n - lo_n - 1;
-                unsigned long long lo = 0, hi = AG_UID_VALID_MAX;
-                int r;
-
-                if (lo_n == 0 && hi_n == 0)
-                        return MSG_RANGE;
-                if (lo_n > 0) {
-                        r = parse_decimal(f->p, lo_n, AG_UID_VALID_MAX, &lo);
-                        if (r < 0)
-                                return r == -ERANGE ? MSG_RANGE_UID : MSG_RANGE;
-                }
-                if (hi_n > 0) {
-                        r = parse_decimal(colon + 1, hi_n, AG_UID_VALID_MAX, &hi);
-                        if (r < 0)
-                                return r == -ERANGE ? MSG_RANGE_UID : MSG_RANGE;
-                }
-                /* limits.conf(5): "If min_uid is omitted, the match is
-                 * exact for the max_uid" (":999" is uid 999 only) */
-                if (lo_n == 0)
-                        lo = hi;
-                if (lo > hi)
-                        return MSG_RANGE_ORDER;
-                rule->kind = AG_DOMAIN_RANGE;
-                rule->uid_min = (uid_t) lo;
-                rule->uid_max = (uid_t) hi;
-                return NULL;
-        }
+        if (colon)
+                return parse_uid_range(f, colon, rule);
 
         msg = check_name(f->p, f->n);
         if (msg)

@@ -543,6 +543,53 @@ static void unlink_dropins(int d, AgSliceProp p) {
                         (void) unlinkat(d, prop_dropins[p][i], 0);
 }
 
+/* One property of the user slice: written when a rule sets it and the
+ * administrator's files do not (the lowest weight where systemd < 252 has
+ * no CPUWeight=idle), taken back when it no longer applies, else left.
+ * The first failure goes to errbuf and *ret_r. */
+static void apply_prop(Ctx *c, const AgSystemdPaths *paths, uid_t uid, AgSliceProp p, AgSliceSetting *s, bool want,
+                       uint64_t value, char *errbuf, size_t errsize, int *ret_r) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r;
+
+        if (want && !s->admin) {
+                s->action = AG_SLICE_WRITTEN;
+                r = set_property(&c->api, c->bus, c->slice, p, value, &error);
+                if (r < 0 && p == AG_SLICE_WEIGHT && value == AG_SYSTEMD_CPU_WEIGHT_IDLE &&
+                    c->api.error_has_name(&error, SD_BUS_ERROR_INVALID_ARGS)) {
+                        /* systemd < 252 has no CPUWeight=idle: the lowest weight instead */
+                        c->api.error_free(&error);
+                        s->action = AG_SLICE_FALLBACK;
+                        r = set_property(&c->api, c->bus, c->slice, p, 1, &error);
+                }
+                if (r < 0) {
+                        s->action = AG_SLICE_FAILED;
+                        if (*ret_r == 0) {
+                                ag_sdbus_set_error(&c->api, errbuf, errsize, &error, r);
+                                *ret_r = r;
+                        }
+                } else {
+                        if (c->d < 0)
+                                c->d = control_open(paths, uid, &c->control);
+                        (void) record_take(&c->rec, p, c->d, NULL);
+                }
+        } else if (s->ours) {
+                uint64_t back;
+
+                /* no longer applies: the drop-in goes, and the live value
+                 * becomes what the files say (the reset writes a drop-in
+                 * of its own, which goes too) */
+                unlink_dropins(c->d, p);
+                c->rec.has[p] = false;
+                if (admin_value_parse(p, s, &back) >= 0 &&
+                    set_property(&c->api, c->bus, c->slice, p, back, &error) >= 0)
+                        unlink_dropins(c->d, p);
+                s->action = AG_SLICE_TAKEN_BACK;
+        } else
+                s->action = want ? AG_SLICE_ADMIN : AG_SLICE_LEFT;
+        c->api.error_free(&error);
+}
+
 int ag_systemd_apply_user_slice(const AgSystemdPaths *paths, uid_t uid, const AgUnitValues *v,
                                 AgSliceState *ret, char *errbuf, size_t errsize) {
         _cleanup_close_ int dir = -EBADF, fd = -EBADF;
@@ -566,47 +613,10 @@ int ag_systemd_apply_user_slice(const AgSystemdPaths *paths, uid_t uid, const Ag
         ctx_settings(&c, paths, uid, &st);
 
         for (AgSliceProp p = 0; p < _AG_SLICE_PROP_MAX; p++) {
-                AgSliceSetting *s = &st.prop[p];
                 bool want = p == AG_SLICE_WEIGHT ? v->weight_set : v->quota_set;
                 uint64_t value = p == AG_SLICE_WEIGHT ? v->cpu_weight : v->cpu_quota_per_sec_usec;
-                sd_bus_error error = SD_BUS_ERROR_NULL;
 
-                if (want && !s->admin) {
-                        s->action = AG_SLICE_WRITTEN;
-                        r = set_property(&c.api, c.bus, c.slice, p, value, &error);
-                        if (r < 0 && p == AG_SLICE_WEIGHT && value == AG_SYSTEMD_CPU_WEIGHT_IDLE &&
-                            c.api.error_has_name(&error, SD_BUS_ERROR_INVALID_ARGS)) {
-                                /* systemd < 252 has no CPUWeight=idle: the lowest weight instead */
-                                c.api.error_free(&error);
-                                s->action = AG_SLICE_FALLBACK;
-                                r = set_property(&c.api, c.bus, c.slice, p, 1, &error);
-                        }
-                        if (r < 0) {
-                                s->action = AG_SLICE_FAILED;
-                                if (ret_r == 0) {
-                                        ag_sdbus_set_error(&c.api, errbuf, errsize, &error, r);
-                                        ret_r = r;
-                                }
-                        } else {
-                                if (c.d < 0)
-                                        c.d = control_open(paths, uid, &c.control);
-                                (void) record_take(&c.rec, p, c.d, NULL);
-                        }
-                } else if (s->ours) {
-                        uint64_t back;
-
-                        /* no longer applies: the drop-in goes, and the live value
-                         * becomes what the files say (the reset writes a drop-in
-                         * of its own, which goes too) */
-                        unlink_dropins(c.d, p);
-                        c.rec.has[p] = false;
-                        if (admin_value_parse((AgSliceProp) p, s, &back) >= 0 &&
-                            set_property(&c.api, c.bus, c.slice, p, back, &error) >= 0)
-                                unlink_dropins(c.d, p);
-                        s->action = AG_SLICE_TAKEN_BACK;
-                } else
-                        s->action = want ? AG_SLICE_ADMIN : AG_SLICE_LEFT;
-                c.api.error_free(&error);
+                apply_prop(&c, paths, uid, p, &st.prop[p], want, value, errbuf, errsize, &ret_r);
         }
 
         if (record_empty(&c.rec)) {
