@@ -7,6 +7,7 @@
  * session on cgroup v1 hosts whose cpuacct controller is a hierarchy of its
  * own, and its removal. See acct.h. */
 
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -49,6 +50,9 @@ int ag_acct_find(const AgHierarchy *h, AgAcctSource *ret_source, char **ret_moun
         _cleanup_close_ int fd = -1;
         char *m = NULL;
         int r;
+
+        assert(h);
+        assert(ret_source);
 
         if (h->version == 2 || h->cpuacct == AG_CPUACCT_WITH_CPU) {
                 *ret_source = AG_ACCT_IN_CPU;
@@ -102,6 +106,7 @@ int ag_acct_read_group(int version, int cgfd, AgCpuUsage *ret) {
         long long v;
         int r;
 
+
         if (version == 2) {
                 r = ag_read_small_file(cgfd, "cpu.stat", buf, sizeof buf);
                 if (r < 0)
@@ -143,6 +148,7 @@ int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret, long long *
         char buf[4096];
         int r;
 
+
         /* v1: the cpu controller's cpu.stat (throttled_time in ns), v2: the group's */
         r = ag_read_small_file(cgfd, "cpu.stat", buf, sizeof buf);
         if (r < 0)
@@ -175,6 +181,7 @@ int ag_acct_start(const AgHierarchy *h, AgAcct **ret) {
         AgAcct *a;
         int r;
 
+
         a = calloc(1, sizeof *a);
         if (!a)
                 return -ENOMEM;
@@ -194,6 +201,7 @@ int ag_acct_start(const AgHierarchy *h, AgAcct **ret) {
 }
 
 uint64_t ag_acct_wall_usec(const AgAcct *a) {
+
         uint64_t now = now_usec();
         return now > a->start_usec ? now - a->start_usec : 0;
 }
@@ -285,6 +293,9 @@ int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, cons
         unsigned n, i = 0;
         int r;
 
+        assert(a);
+        assert(path);
+
         if (a->source != AG_ACCT_MIRROR || a->path)
                 return 0;
         if (pid <= 0)
@@ -342,6 +353,9 @@ int ag_acct_usage(const AgHierarchy *h, const AgAcct *a, const char *path, AgCpu
         _cleanup_close_ int mfd = -1, fd = -1;
         int r;
 
+        assert(h);
+        assert(path);
+
         switch (a->source) {
         case AG_ACCT_IN_CPU:
                 r = ag_hierarchy_open_path(h, path, &fd);
@@ -367,6 +381,8 @@ int ag_acct_read_session_at(int parent_fd, const char *name, const char *path, A
         _cleanup_free_ char *mount = NULL;
         _cleanup_close_ int fd = -1, mfd = -1, afd = -1;
         int r;
+
+        assert(name);
 
         r = ag_cg_open(parent_fd, name, &fd);
         if (r < 0)
@@ -473,6 +489,8 @@ int ag_acct_root_open(const AgHierarchy *h, const char *root, int *ret_fd) {
         AgAcctSource source;
         int r;
 
+        assert(h);
+
         r = ag_acct_find(h, &source, &mount);
         if (r < 0)
                 return r;
@@ -529,6 +547,8 @@ int ag_acct_sweep_user(const AgHierarchy *h, const char *root, uid_t uid) {
         _cleanup_close_ int rfd = -1;
         int r;
 
+        assert(h);
+
         r = ag_acct_root_open(h, root, &rfd);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
@@ -541,6 +561,8 @@ int ag_acct_gc(const AgHierarchy *h, const char *root) {
         unsigned total = 0;
         DIR *d;
         int r;
+
+        assert(h);
 
         r = ag_acct_root_open(h, root, &rfd);
         if (r < 0)
@@ -570,6 +592,8 @@ static void format_value(char *buf, size_t size, long long v) {
 int ag_acct_format(const AgCpuUsage *u, long long wall_usec, char *buf, size_t size) {
         char c[32], us[32], sy[32], w[32];
         int n;
+
+        assert(buf);
 
         format_value(c, sizeof c, u ? u->usec : -1);
         format_value(us, sizeof us, u ? u->user_usec : -1);
@@ -605,6 +629,8 @@ int ag_acct_record_format(const AgAcctRecord *r, char *buf, size_t size) {
         char fields[200], user[256 * 3 + 1], cgroup[1024 * 3 + 1], pool_name[AG_ACCT_POOL_COMP_MAX],
                 pool[AG_ACCT_POOL_COMP_MAX * 3 + 1];
         int n;
+
+        assert(r);
 
         pool_of_path(r->cgroup, pool_name, sizeof pool_name);
         if (ag_acct_format(r->usage, r->wall_usec, fields, sizeof fields) < 0 ||

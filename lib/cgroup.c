@@ -8,6 +8,7 @@
  * on their groups: open, make, attach, delegate, set limits, remove. See
  * cgroup.h. */
 
+#include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -59,6 +60,8 @@ int ag_mountinfo_parse_line(char *line, char **ret_root, char **ret_mountpoint,
         char *field[5] = {}, *sep, *save = NULL, *tok;
         unsigned i = 0;
 
+        assert(line);
+
         /* "id parent maj:min root mountpoint opts [optional...] - fstype source superopts" */
         sep = strstr(line, " - ");
         if (!sep)
@@ -100,6 +103,8 @@ static bool is_cgroupfs(const char *path, int version) {
 int ag_cg_lists_cpu(int cgfd, const char *file) {
         char buf[512];
         int r;
+
+        assert(file);
 
         r = ag_read_small_file(cgfd, file, buf, sizeof buf);
         if (r < 0)
@@ -251,6 +256,8 @@ static int cpu_mount(void *userdata, const char *root, const char *mp, const cha
 }
 
 int ag_hierarchy_find(const char *mountinfo, AgHierarchy **ret) {
+        assert(ret);
+
         CpuMounts m = {};
         AgHierarchy *h = NULL;
         int r;
@@ -313,6 +320,7 @@ int ag_cpuacct_mount_find(char **ret_mount) {
         char *m = NULL;
         int r;
 
+
         /* The usual place first: no mountinfo to read at every login. */
         if (is_cpuacct_only(AG_CPUACCT_MOUNT)) {
                 m = strdup(AG_CPUACCT_MOUNT);
@@ -334,6 +342,8 @@ int ag_hierarchy_from_mount(const char *path, AgHierarchy **ret) {
         struct statfs sfs;
         AgHierarchy *h;
         int r;
+
+        assert(path);
 
         fd = open(path, DIR_FLAGS);
         if (fd < 0)
@@ -366,6 +376,8 @@ int ag_hierarchy_from_mount(const char *path, AgHierarchy **ret) {
 }
 
 int ag_hierarchy_open(const AgHierarchy *h, int *ret_fd) {
+        assert(h);
+
         int fd = open(h->mount, DIR_FLAGS);
         if (fd < 0)
                 return negative_errno();
@@ -374,6 +386,8 @@ int ag_hierarchy_open(const AgHierarchy *h, int *ret_fd) {
 }
 
 int ag_hierarchy_open_v2(const AgHierarchy *h, int *ret_fd) {
+        assert(h);
+
         if (h->version != 2)
                 return -EOPNOTSUPP;
         return ag_hierarchy_open(h, ret_fd);
@@ -383,6 +397,8 @@ int ag_hierarchy_open_path(const AgHierarchy *h, const char *path, int *ret_fd) 
         _cleanup_close_ int mfd = -1;
         int r;
 
+        assert(h);
+
         r = ag_hierarchy_open(h, &mfd);
         if (r < 0)
                 return r;
@@ -390,6 +406,8 @@ int ag_hierarchy_open_path(const AgHierarchy *h, const char *path, int *ret_fd) 
 }
 
 bool ag_cg_path_is_below(const char *path, const char *prefix) {
+        assert(prefix);
+
         size_t n = strlen(prefix);
         return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
 }
@@ -402,6 +420,8 @@ static bool name_is_component(const char *name) {
 int ag_cg_open(int dirfd, const char *name, int *ret_fd) {
         int fd;
 
+        assert(name);
+
         if (!name_is_component(name))
                 return -EINVAL;
         fd = openat(dirfd, name, DIR_FLAGS);
@@ -412,6 +432,9 @@ int ag_cg_open(int dirfd, const char *name, int *ret_fd) {
 }
 
 int ag_cg_open_if_exists(int dirfd, const char *name, int *ret_fd) {
+        assert(name);
+        assert(ret_fd);
+
         int r = ag_cg_open(dirfd, name, ret_fd);
         if (r == -ENOENT)
                 return 0;
@@ -419,6 +442,8 @@ int ag_cg_open_if_exists(int dirfd, const char *name, int *ret_fd) {
 }
 
 int ag_cg_rmdir_or_open(int dirfd, const char *name, int *ret_fd) {
+        assert(name);
+
         if (!name_is_component(name))
                 return -EINVAL;
         if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0)
@@ -430,6 +455,8 @@ int ag_cg_rmdir_or_open(int dirfd, const char *name, int *ret_fd) {
 
 int ag_cg_mkdir_open(int dirfd, const char *name, bool *ret_created, int *ret_fd) {
         int r = -ENOENT;
+
+        assert(name);
 
         if (!name_is_component(name))
                 return -EINVAL;
@@ -454,6 +481,9 @@ int ag_cg_mkdir_open_0755(int dirfd, const char *name, bool *ret_created, int *r
         bool created = false;
         int r;
 
+        assert(name);
+        assert(ret_fd);
+
         r = ag_cg_mkdir_open(dirfd, name, &created, ret_fd);
         if (r < 0)
                 return r;
@@ -468,6 +498,8 @@ int ag_cg_open_path(int rootfd, const char *path, int *ret_fd) {
         _cleanup_free_ char *copy = NULL;
         _cleanup_close_ int fd = -1;
         char *save = NULL;
+
+        assert(path);
 
         copy = strdup(path);
         if (!copy)
@@ -501,6 +533,8 @@ int ag_cg_delegate(const AgHierarchy *h, int cgfd, uid_t uid, gid_t gid) {
         const char *const *files = h->version == 2 ? v2_files : v1_files;
         size_t n = h->version == 2 ? ELEMENTSOF(v2_files) : ELEMENTSOF(v1_files);
 
+        assert(h);
+
         if (fchown(cgfd, uid, gid) < 0)
                 return negative_errno();
         for (size_t i = 0; i < n; i++)
@@ -517,6 +551,8 @@ int ag_cg_grant_procs(int cgfd, uid_t uid, gid_t gid) {
 
 int ag_cg_enable_cpu(const AgHierarchy *h, int cgfd) {
         int r;
+
+        assert(h);
 
         if (h->version != 2)
                 return 0;
@@ -726,6 +762,8 @@ int ag_cg_set_weight_idle(const AgHierarchy *h, int cgfd, unsigned weight, int i
         bool idle_missing = false;
         int r;
 
+        assert(h);
+
         r = write_weight_idle(h, cgfd, w, idle, false, &idle_missing);
         if (r < 0)
                 return r;
@@ -738,6 +776,9 @@ int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_i
         bool idle_missing = false;
         char buf[64];
         int r;
+
+        assert(h);
+        assert(v);
 
         r = write_weight_idle(h, cgfd, v->weight, v->idle, true, &idle_missing);
         if (r < 0)
@@ -762,6 +803,8 @@ int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_i
 }
 
 int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v) {
+        assert(h);
+
         /* What the kernel gives every new cpu cgroup: weight 100 (v1 shares
          * 1024), no quota, the 100 ms period, not idle. */
         unsigned long weight = h->version == 2 ? 100 : 1024;
@@ -843,14 +886,17 @@ static int pid_paths(pid_t pid, const char *first, char **ret_first, const char 
 }
 
 int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
+
         return pid_paths(pid, h->version == 2 ? NULL : "cpu", ret, NULL, NULL);
 }
 
 int ag_cg_pid_paths(const AgHierarchy *h, pid_t pid, char **ret, char **ret_cpuacct) {
+
         return pid_paths(pid, h->version == 2 ? NULL : "cpu", ret, "cpuacct", ret_cpuacct);
 }
 
 int ag_cg_pid_controller_path(pid_t pid, const char *controller, char **ret) {
+
         if (!controller)
                 return -EINVAL;
         return pid_paths(pid, controller, ret, NULL, NULL);
@@ -897,6 +943,7 @@ int ag_cg_remove_empty(int dirfd, const char *name, unsigned max_depth, unsigned
         _cleanup_close_ int fd = -1;
         int r;
 
+
         r = budget_take(budget);
         if (r < 0)
                 return r;
@@ -934,6 +981,7 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         struct dirent *de;
         DIR *d;
         int r;
+
 
         r = budget_take(budget);
         if (r < 0)

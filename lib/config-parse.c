@@ -5,6 +5,7 @@
 
 /* autogroup.conf text to rules: one line, and a buffer of lines. */
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -170,6 +171,8 @@ static void escape_token(const char *p, size_t n, char *buf, size_t size) {
 
 void ag_config_report(ag_error_fn error, void *userdata, const char *file, unsigned line,
                    const char *message, int *n_errors) {
+        assert(n_errors);
+
         if (error)
                 error(userdata, file, line, message);
         if (*n_errors < INT_MAX)

@@ -5,6 +5,7 @@
 
 /* The value syntax of autogroup.conf: domains, item names and item values. */
 
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -89,6 +90,7 @@ AG_DEFINE_STRING_TABLE_TO_STRING(ag_latency_to_string, AgLatency, latency_table)
 int ag_latency_from_string(const char *s, AgLatency *ret) {
         Field f = { s, s ? strlen(s) : 0 };
 
+
         if (!s)
                 return -EINVAL;
         return latency_from_field(&f, ret);
@@ -167,6 +169,8 @@ static const char *parse_uid_range(const Field *f, const char *colon, AgRule *ru
 const char *ag_config_parse_domain(const Field *f, AgRule *rule, Field *ret_name) {
         const char *msg;
 
+        assert(f);
+
         for (size_t i = 0; i < f->n; i++) {
                 unsigned char c = (unsigned char) f->p[i];
                 if (c < 0x21 || c >= 0x7f)
@@ -221,6 +225,9 @@ const char *ag_config_parse_domain(const Field *f, AgRule *rule, Field *ret_name
 }
 
 int ag_config_parse_item(const Field *f, AgItem *ret) {
+        assert(f);
+        assert(ret);
+
         for (AgItem i = 0; i < _AG_ITEM_MAX; i++)
                 if (field_eq(f, item_table[i])) {
                         *ret = i;
@@ -231,6 +238,8 @@ int ag_config_parse_item(const Field *f, AgItem *ret) {
 
 const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
         unsigned long long v;
+
+        assert(f);
 
         switch (item) {
         case AG_ITEM_WEIGHT:

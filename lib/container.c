@@ -7,6 +7,7 @@
  * every group below it, and container-init, which moves its processes into a
  * leaf. See container.h. */
 
+#include <assert.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +29,8 @@ static bool is_system_root(int fd) {
 int ag_container_root_blocked(const AgHierarchy *h) {
         _cleanup_close_ int fd = -1;
         int r;
+
+        assert(h);
 
         if (h->version != 2)
                 return 0;
@@ -57,6 +60,8 @@ int ag_container_init(const AgHierarchy *h, const char *leaf, unsigned *ret_move
         unsigned moved = 0;
         bool enabled;
         int r;
+
+        assert(h);
 
         r = ag_hierarchy_open_v2(h, &fd);
         if (r < 0)

@@ -2,6 +2,7 @@
 
 /* Escaping names a user chose for JSON, for logs and for key=value records. See escape.h. */
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -11,6 +12,9 @@
 size_t ag_utf8_decode(const unsigned char *p, unsigned *ret_cp) {
         size_t n;
         unsigned cp;
+
+        assert(p);
+        assert(ret_cp);
 
         if (p[0] < 0x80) {
                 *ret_cp = p[0];
@@ -71,6 +75,9 @@ static void json_u(FILE *f, unsigned cp) {
 }
 
 void ag_json_string(FILE *f, const char *s) {
+        assert(f);
+        assert(s);
+
         fputc('"', f);
         for (const unsigned char *p = (const unsigned char *) s; *p;) {
                 unsigned cp = 0;
@@ -103,6 +110,9 @@ char *ag_escape_bytes(const char *s, char *buf, size_t size) {
         const unsigned char *p;
         size_t w = 0, need = 0, room;
 
+        assert(s);
+        assert(buf);
+
         for (p = (const unsigned char *) s; *p; p++)
                 need += plain_byte(*p) ? 1 : 4;
         /* all of it, or as much as leaves room for "..." */
@@ -126,6 +136,7 @@ char *ag_escape_bytes(const char *s, char *buf, size_t size) {
 int ag_escape_percent(const char *s, char *buf, size_t size) {
         static const char hex[] = "0123456789ABCDEF";
         size_t w = 0;
+
 
         if (!s || !*s || strcmp(s, "-") == 0 || strcmp(s, "?") == 0) {
                 /* none; a value that is the mark of none or unknown, encoded */

@@ -6,6 +6,7 @@
 /* The module's root= from AUTOGROUP_SESSION, used only when the process's
  * real cgroup and root-owned groups confirm it. See hint.h. */
 
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,6 +27,7 @@ int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t u
         unsigned n = 0, u = 1;
         uid_t hinted;
         int r;
+
 
         if (!hint || !*hint)
                 return -ENOENT;
@@ -80,6 +82,8 @@ int ag_root_from_cgroup(const AgHierarchy *h, pid_t pid, uid_t uid, char *ret_ro
         char *second, *end;
         unsigned keep;
         int r;
+
+        assert(h);
 
         r = ag_cg_pid_path(h, pid, &path);
         if (r < 0)

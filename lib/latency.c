@@ -6,6 +6,7 @@
 /* Latency classes: the class -> sched_attr mapping and the
  * sched_getattr/sched_setattr system calls. See latency.h. */
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -88,6 +89,8 @@ void ag_latency_describe(AgLatency l, char *buf, size_t size) {
         uint64_t ns = ag_latency_slice_ns(l);
         const char *policy = ag_latency_policy(l) == SCHED_BATCH ? "SCHED_BATCH" : "SCHED_OTHER";
 
+        assert(buf);
+
         if ((unsigned) l >= _AG_LATENCY_MAX)
                 snprintf(buf, size, "?");
         else if (ns == 0)
@@ -102,6 +105,7 @@ void ag_latency_describe(AgLatency l, char *buf, size_t size) {
 int ag_sched_getattr(pid_t tid, AgSchedAttr *ret) {
         AgSchedAttr a = {};
 
+
         if (syscall(SYS_sched_getattr, (long) tid, &a, (unsigned) AG_SCHED_ATTR_SIZE_VER0, 0U) < 0)
                 return negative_errno();
         *ret = a;
@@ -110,6 +114,8 @@ int ag_sched_getattr(pid_t tid, AgSchedAttr *ret) {
 
 int ag_sched_setattr(pid_t tid, const AgSchedAttr *attr) {
         AgSchedAttr a = *attr;
+
+        assert(attr);
 
         a.size = AG_SCHED_ATTR_SIZE_VER0;
         if (syscall(SYS_sched_setattr, (long) tid, &a, 0U) < 0)
@@ -121,6 +127,7 @@ int ag_latency_apply(pid_t tid, AgLatency l, AgLatencyResult *ret_result) {
         AgSchedAttr cur, want, back;
         uint64_t slice;
         int r;
+
 
         if ((unsigned) l >= _AG_LATENCY_MAX)
                 return -EINVAL;
@@ -183,6 +190,7 @@ int ag_latency_apply_process(pid_t pid, AgLatency l, AgLatencyResult *ret_result
         DIR *d;
         int r = 0;
 
+
         if (pid <= 0)
                 return -EINVAL;
         snprintf(fn, sizeof fn, "/proc/%" PRIiMAX "/task", (intmax_t) pid);
@@ -222,6 +230,9 @@ int ag_latency_apply_process(pid_t pid, AgLatency l, AgLatencyResult *ret_result
 int ag_kernel_has_cpu_idle(const AgHierarchy *h, const char *path) {
         _cleanup_close_ int fd = -1;
         int r;
+
+        assert(h);
+        assert(path);
 
         r = ag_hierarchy_open_path(h, path, &fd);
         if (r < 0)

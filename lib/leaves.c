@@ -5,6 +5,7 @@
 
 /* Root's leaves of a session as the user's helper finds and joins them. See leaves.h. */
 
+#include <assert.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,8 @@ int ag_leaf_open(int sfd, const char *name, uid_t uid, int *ret_fd) {
         _cleanup_close_ int lfd = -1;
         struct stat st;
         int r;
+
+        assert(name);
 
         r = ag_cg_open(sfd, name, &lfd);
         if (r < 0)
@@ -81,6 +84,7 @@ int ag_leaf_find_free(int sfd, uid_t uid, char *ret_name, size_t size, int *ret_
         bool any = false;
         char name[32];
 
+
         for (unsigned i = 1; i <= AG_LEAVES_MAX; i++) {
                 _cleanup_close_ int lfd = -1;
                 int r;
@@ -107,6 +111,8 @@ int ag_leaf_find_free(int sfd, uid_t uid, char *ret_name, size_t size, int *ret_
 int ag_leaf_claim(int sfd, uid_t uid, pid_t pid, char *ret_name, size_t size) {
         int r = -ENOSPC;
 
+        assert(ret_name);
+
         for (unsigned tries = 0; tries < AG_LEAVES_MAX; tries++) {
                 _cleanup_close_ int lfd = -1;
 
@@ -127,6 +133,7 @@ int ag_leaf_claim(int sfd, uid_t uid, pid_t pid, char *ret_name, size_t size) {
 int ag_leaf_for_class(int sfd, uid_t uid, AgLatency l, char *ret_name, size_t size, int *ret_fd) {
         char name[32];
         int r;
+
 
         if (ag_class_leaf_name(l, name, sizeof name) >= 0) {
                 _cleanup_close_ int lfd = -1;

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #endif
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -103,6 +104,8 @@ static int set_str(char **field, const char *value) {
 int ag_pamconf_parse_options(AgPamLine *l, int argc, char **argv, ag_pamconf_warn_fn warn, void *userdata) {
         char msg[300];
         int r = 0;
+
+        assert(argv);
 
         line_options_clear(l);
         for (int i = 0; i < argc && r >= 0; i++) {
@@ -411,6 +414,7 @@ int ag_pamconf_scan(const char *dir, ag_pamconf_warn_fn warn, void *userdata, Ag
         struct dirent *de;
         int r = 0;
 
+
         if (!dir)
                 dir = AG_PAM_DIR_DEFAULT;
         d = opendir(dir);
@@ -474,6 +478,9 @@ static bool same_str(const char *a, const char *b) {
 size_t ag_pamconf_distinct_roots(const AgPamConf *c, size_t *ret) {
         size_t n = 0;
 
+        assert(c);
+        assert(ret);
+
         for (size_t i = 0; i < c->n_lines; i++) {
                 size_t j;
                 for (j = 0; j < n; j++)
@@ -487,6 +494,9 @@ size_t ag_pamconf_distinct_roots(const AgPamConf *c, size_t *ret) {
 
 size_t ag_pamconf_distinct_confs(const AgPamConf *c, const char *default_conf, size_t *ret) {
         size_t n = 0;
+
+        assert(c);
+        assert(ret);
 
         for (size_t i = 0; i < c->n_lines; i++) {
                 const char *ci = c->lines[i].conf ? c->lines[i].conf : default_conf;
@@ -506,6 +516,7 @@ int ag_pamconf_describe(const AgPamLine *l, char **ret) {
         char *s = NULL, *svc = NULL;
         size_t len = 0;
         FILE *f;
+
 
         f = open_memstream(&svc, &len);
         if (!f)
@@ -528,6 +539,8 @@ int ag_pamconf_describe(const AgPamLine *l, char **ret) {
 
 int ag_pamconf_options(const AgPamLine *l, const char *default_conf, char **ret) {
         char *s = NULL;
+
+        assert(l);
 
         if (asprintf(&s, "root=%s conf=%s mode=%s delegate=%s acctlog=%s%s%s%s", l->root ? l->root : AG_ROOT_DEFAULT,
                      l->conf ? l->conf : default_conf, l->mode ? l->mode : "auto",

@@ -22,6 +22,8 @@
 int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, char *buf, size_t size) {
         int n;
 
+        assert(buf);
+
         if (audit_session != AG_AUDIT_SESSION_UNSET)
                 n = attempt == 0 ? snprintf(buf, size, "s%lu", audit_session)
                                  : snprintf(buf, size, "s%lu-%u", audit_session, attempt);
@@ -38,6 +40,7 @@ int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, ch
 int ag_root_leaf_name(unsigned i, char *buf, size_t size) {
         int n;
 
+
         if (i < 1 || i > AG_LEAVES_MAX)
                 return -EINVAL;
         n = snprintf(buf, size, AG_ROOT_LEAF_PREFIX "%u", i);
@@ -48,6 +51,7 @@ int ag_root_leaf_name(unsigned i, char *buf, size_t size) {
 
 int ag_class_leaf_name(AgLatency l, char *buf, size_t size) {
         int n;
+
 
         if (l != AG_LATENCY_INTERACTIVE && l != AG_LATENCY_AUDIO)
                 return -EINVAL;
@@ -60,6 +64,8 @@ int ag_class_leaf_name(AgLatency l, char *buf, size_t size) {
 bool ag_root_leaf_name_valid(const char *name) {
         char buf[32];
         unsigned long v;
+
+        assert(name);
 
         if (strncmp(name, AG_ROOT_LEAF_PREFIX, strlen(AG_ROOT_LEAF_PREFIX)) == 0) {
                 if (ag_safe_atoul(name + strlen(AG_ROOT_LEAF_PREFIX), AG_LEAVES_MAX, &v) < 0 ||
@@ -74,6 +80,8 @@ bool ag_root_leaf_name_valid(const char *name) {
 }
 
 int ag_user_group_name(uid_t uid, char *buf, size_t size) {
+        assert(buf);
+
         int n = snprintf(buf, size, AG_USER_PREFIX "%" PRIuMAX, (uintmax_t) uid);
         if (n < 0 || (size_t) n >= size)
                 return -ENOBUFS;
@@ -94,6 +102,8 @@ int ag_user_group_parse(const char *name, uid_t *ret_uid) {
         unsigned long v;
         int r;
 
+        assert(name);
+
         if (strncmp(name, AG_USER_PREFIX, strlen(AG_USER_PREFIX)) != 0)
                 return -EINVAL;
         r = ag_safe_atoul(name + strlen(AG_USER_PREFIX), (uid_t) -2, &v);
@@ -109,6 +119,7 @@ int ag_user_group_parse(const char *name, uid_t *ret_uid) {
 int ag_pool_group_name(const char *pool, char *buf, size_t size) {
         int n;
 
+
         if (!pool || !ag_pool_name_valid(pool, strlen(pool)))
                 return -EINVAL;
         n = snprintf(buf, size, AG_POOL_PREFIX "%s", pool);
@@ -120,6 +131,8 @@ int ag_pool_group_name(const char *pool, char *buf, size_t size) {
 int ag_pool_group_parse(const char *dirname, const char **ret_pool) {
         size_t n = strlen(AG_POOL_PREFIX);
 
+        assert(dirname);
+
         if (strncmp(dirname, AG_POOL_PREFIX, n) != 0 || !ag_pool_name_valid(dirname + n, strlen(dirname + n)))
                 return -EINVAL;
         *ret_pool = dirname + n;
@@ -128,6 +141,7 @@ int ag_pool_group_parse(const char *dirname, const char **ret_pool) {
 
 int ag_pool_place(const char *root, const char *pool, char *buf, size_t size) {
         int n;
+
 
         if (pool && *pool) {
                 if (!ag_pool_name_valid(pool, strlen(pool)))
@@ -143,6 +157,7 @@ int ag_pool_place(const char *root, const char *pool, char *buf, size_t size) {
 int ag_pool_parent_find(int rfd, const char *pool, int *ret_fd) {
         char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
         int fd, r;
+
 
         if (!pool || !*pool) {
                 fd = fcntl(rfd, F_DUPFD_CLOEXEC, 3);
@@ -251,6 +266,8 @@ int ag_pool_parent_open(const AgHierarchy *h, int rfd, const char *pool, const A
         const char *what = NULL;
         bool created = false;
         int r, policy_error = 0;
+
+        assert(ret_fd);
 
         if (!pool || !*pool) {
                 if (ret_policy_error)
@@ -381,6 +398,8 @@ static int session_path_parse(const char *path, const char *root, SessionPath *r
 
 int ag_session_of_path(const char *path, const char *root, uid_t *ret_uid, const char **ret_session,
                        size_t *ret_session_len) {
+        assert(root);
+
         SessionPath sp;
         int r;
 
@@ -397,6 +416,8 @@ int ag_session_of_path(const char *path, const char *root, uid_t *ret_uid, const
 
 int ag_session_path_split(char *path, const char *root, uid_t uid, char **ret_session, char **ret_rest,
                           char **ret_pool) {
+        assert(root);
+
         SessionPath sp;
         char *session, *pool = NULL;
         int r;
@@ -423,6 +444,7 @@ int ag_session_path_split(char *path, const char *root, uid_t uid, char **ret_se
 bool ag_session_name_matches_audit(const char *name, size_t len, unsigned long audit_session) {
         char want[32];
         int n;
+
 
         if (audit_session == AG_AUDIT_SESSION_UNSET)
                 return true;

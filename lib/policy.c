@@ -6,6 +6,7 @@
 /* Which rules apply to a user or a pool (group membership through NSS), and
  * the resulting policy as cgroup values. See policy.h. */
 
+#include <assert.h>
 #include <errno.h>
 #include <grp.h>
 #include <stdio.h>
@@ -15,6 +16,8 @@
 #include "policy.h"
 
 void ag_policy_init(AgPolicy *ret) {
+        assert(ret);
+
         *ret = (AgPolicy) {
                 .weight = AG_WEIGHT_DEFAULT,
                 .max_pct = AG_MAX_NONE,
@@ -71,6 +74,7 @@ int ag_nss_group_member_by(ag_getgrnam_r_fn lookup, const char *group, const cha
 }
 
 int ag_nss_group_member(const char *group, const char *user, gid_t gid) {
+
         return ag_nss_group_member_by(getgrnam_r, group, user, gid);
 }
 
@@ -176,6 +180,8 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
         GroupCache cache;
         AgPolicy p;
 
+        assert(ret);
+
         group_cache_init(&cache);
 
         /* From the strongest class down, and within a class from the last
@@ -229,6 +235,8 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
 void ag_pool_policy_resolve(const AgConfig *config, const char *pool, AgPolicy *ret) {
         AgPolicy p;
 
+        assert(ret);
+
         ag_policy_init(&p);
         for (size_t i = 0; config && pool && i < config->n_rules; i++) {
                 const AgRule *rule = &config->rules[i];
@@ -262,6 +270,9 @@ unsigned long ag_weight_to_shares(unsigned weight) {
 }
 
 void ag_policy_to_values(const AgPolicy *policy, int cgroup_version, AgCgValues *ret) {
+        assert(policy);
+        assert(ret);
+
         *ret = (AgCgValues) {
                 .weight = cgroup_version == 1 ? ag_weight_to_shares(policy->weight) : policy->weight,
                 .quota_us = policy->max_pct < 0 ? -1 :

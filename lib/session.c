@@ -517,6 +517,8 @@ static int root_leaves_in_use(int sfd, const AgSession *s) {
 int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_removed_fn removed, void *userdata) {
         _cleanup_free_ char *current = NULL;
 
+        assert(h);
+
         if (pid <= 0)
                 pid = getpid();
         (void) ag_cg_pid_path(h, pid, &current);

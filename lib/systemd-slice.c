@@ -10,6 +10,7 @@
  * administrator's "systemctl set-property --runtime" (the same file name) by
  * a record of the file the module's own call produced. */
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <dirent.h>
 #include <errno.h>
@@ -208,6 +209,8 @@ int ag_systemd_record_dropin(const AgSystemdPaths *paths, uid_t uid, AgSliceProp
         _cleanup_close_ int dir = -EBADF, fd = -EBADF, d = -EBADF;
         Record rec;
         int r;
+
+        assert(name);
 
         if (prop < 0 || prop >= _AG_SLICE_PROP_MAX || !dropin_name_valid(prop, name))
                 return -EINVAL;
@@ -782,6 +785,8 @@ static int slice_forget(uid_t uid, const char *cgroup_root, const AgSystemdPaths
 /* ---- words */
 
 void ag_slice_value_format(AgSliceProp p, uint64_t value, char *buf, size_t size) {
+        assert(buf);
+
         if (p == AG_SLICE_WEIGHT && value == AG_SYSTEMD_CPU_WEIGHT_IDLE)
                 snprintf(buf, size, "idle");
         else if (value == UINT64_MAX)
@@ -796,6 +801,10 @@ void ag_slice_value_format(AgSliceProp p, uint64_t value, char *buf, size_t size
 
 void ag_slice_state_format(const AgSliceState *st, const AgUnitValues *v, char *buf, size_t size) {
         size_t n = 0;
+
+        assert(st);
+        assert(v);
+        assert(buf);
 
         buf[0] = 0;
         for (AgSliceProp p = 0; p < _AG_SLICE_PROP_MAX && n < size; p++) {
@@ -834,6 +843,7 @@ void ag_slice_state_format(const AgSliceState *st, const AgUnitValues *v, char *
 }
 
 int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const AgSystemdPaths *paths) {
+
         return slice_forget(uid, cgroup_root, paths, false);
 }
 
@@ -843,6 +853,8 @@ int ag_systemd_gc(const char *cgroup_root, const AgSystemdPaths *paths, ag_syste
         struct dirent *de;
         DIR *d = NULL;
         int n = 0, r;
+
+        assert(paths);
 
         dir = record_dir_open(paths->record_dir, false);
         if (dir == -ENOENT)

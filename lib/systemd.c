@@ -6,6 +6,7 @@
 /* systemd mode: the mode decision, unit names, and the D-Bus calls to the
  * system and user managers (libsystemd loaded with dlopen()). See systemd.h. */
 
+#include <assert.h>
 #include <ctype.h>
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -82,6 +83,9 @@ void ag_policy_to_unit_values(const AgPolicy *policy, AgUnitValues *ret) {
                 .quota_set = policy->source[AG_ITEM_MAX] != NULL,
         };
 
+        assert(policy);
+        assert(ret);
+
         if (policy->idle)
                 v.cpu_weight = AG_SYSTEMD_CPU_WEIGHT_IDLE;
         /* max N% of one CPU: N% of a second of CPU time every second */
@@ -91,6 +95,8 @@ void ag_policy_to_unit_values(const AgPolicy *policy, AgUnitValues *ret) {
 }
 
 int ag_user_slice_name(uid_t uid, char *buf, size_t size) {
+        assert(buf);
+
         int n = snprintf(buf, size, "user-%lu.slice", (unsigned long) uid);
         if (n < 0 || (size_t) n >= size)
                 return -ENOBUFS;
@@ -100,6 +106,8 @@ int ag_user_slice_name(uid_t uid, char *buf, size_t size) {
 bool ag_systemd_session_scope_path(const char *path) {
         static const char user[] = "/user.slice/user-", slice[] = ".slice/session-";
         const char *p, *id;
+
+        assert(path);
 
         if (strncmp(path, user, sizeof user - 1) != 0)
                 return false;
@@ -119,6 +127,7 @@ bool ag_systemd_session_scope_path(const char *path) {
 int ag_terminal_scope_name(pid_t sid, char *buf, size_t size) {
         int n;
 
+
         if (sid <= 0)
                 return -EINVAL;
         n = snprintf(buf, size, AG_TERMINAL_SCOPE_PREFIX "%jd.scope", (intmax_t) sid);
@@ -129,6 +138,7 @@ int ag_terminal_scope_name(pid_t sid, char *buf, size_t size) {
 
 int ag_run_scope_name(pid_t pid, unsigned n, char *buf, size_t size) {
         int k;
+
 
         if (pid <= 0)
                 return -EINVAL;
@@ -142,6 +152,10 @@ int ag_run_scope_name(pid_t pid, unsigned n, char *buf, size_t size) {
 }
 
 int ag_user_unit_path(uid_t uid, const char *slice, const char *unit, char *buf, size_t size) {
+        assert(slice);
+        assert(unit);
+        assert(buf);
+
         int n = snprintf(buf, size, "/user.slice/user-%lu.slice/user@%lu.service/%s/%s", (unsigned long) uid,
                          (unsigned long) uid, slice, unit);
         if (n < 0 || (size_t) n >= size)
@@ -193,6 +207,7 @@ AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid) {
 int ag_systemd_user_bus_address(const char *env, const char *runtime_dir, char **ret) {
         char *a = NULL;
 
+
         /* one unix: address only: "unixexec:" would have libsystemd run a
          * program, "tcp:" reach another host, and a list (';') fall through
          * to such an address */
@@ -219,6 +234,7 @@ int ag_systemd_user_bus_address(const char *env, const char *runtime_dir, char *
         } while (0)
 
 int ag_sdbus_load(SdBusApi *ret, char *errbuf, size_t errsize) {
+
         SdBusApi api = {};
 
         api.dl = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
@@ -260,6 +276,7 @@ missing:
 #undef LOAD
 
 void ag_sdbus_set_error(const SdBusApi *api, char *errbuf, size_t errsize, const sd_bus_error *e, int r) {
+
         if (!errbuf || errsize == 0)
                 return;
         if (e && api->error_is_set(e))

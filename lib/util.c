@@ -8,6 +8,7 @@
  * uids (and the one ownership rule built on them), parent and session;
  * whether a login's PAM_TTY is a terminal. */
 
+#include <assert.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <limits.h>
@@ -22,6 +23,7 @@
 
 int ag_safe_atoul(const char *s, unsigned long max, unsigned long *ret) {
         unsigned long v = 0;
+
 
         if (!s || !*s)
                 return -EINVAL;
@@ -55,6 +57,7 @@ static int read_small_fd(int fd_, char *buf, size_t size) {
 
 int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size) {
         int fd;
+
 
         if (size < 2)
                 return -ENOBUFS;
@@ -117,6 +120,8 @@ int ag_read_ll(int dirfd, const char *name, long long *ret) {
         char buf[64];
         int r;
 
+        assert(name);
+
         r = ag_read_small_file(dirfd, name, buf, sizeof buf);
         if (r < 0)
                 return r;
@@ -126,6 +131,8 @@ int ag_read_ll(int dirfd, const char *name, long long *ret) {
 int ag_read_ll_beneath(int dirfd, const char *path, long long *ret) {
         char buf[64];
         int fd, r;
+
+        assert(path);
 
         fd = open_beneath(dirfd, path);
         if (fd < 0)
@@ -139,6 +146,7 @@ int ag_read_ll_beneath(int dirfd, const char *path, long long *ret) {
 int ag_read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         size_t cap, len = 0;
+
 
         /* cap counts the terminating NUL: there is always room for it, and
          * up to max + 1 bytes of data are read to tell "more than max". */
@@ -186,6 +194,9 @@ int ag_write_file(int dirfd, const char *name, const char *value) {
         size_t len = strlen(value);
         ssize_t n;
 
+        assert(name);
+        assert(value);
+
         fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
@@ -200,6 +211,9 @@ int ag_write_file(int dirfd, const char *name, const char *value) {
 bool ag_has_token(const char *list, const char *sep, const char *token) {
         size_t n = strlen(token);
 
+        assert(sep);
+        assert(token);
+
         for (const char *p = list; p && *p;) {
                 size_t l = strcspn(p, sep);
                 if (l == n && strncmp(p, token, n) == 0)
@@ -213,6 +227,7 @@ bool ag_has_token(const char *list, const char *sep, const char *token) {
 int ag_opendir_dup(int fd, DIR **ret) {
         DIR *d;
         int dfd;
+
 
         dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (dfd < 0)
@@ -281,6 +296,7 @@ int ag_pid_parent_session(pid_t pid, pid_t *ret_ppid, pid_t *ret_sid) {
         char buf[1024], *p;
         unsigned long v[4];
         int r;
+
 
         r = read_proc_pid(pid, "stat", buf, sizeof buf);
         if (r < 0)

@@ -77,4 +77,6 @@ if [ -n "$foreign" ]; then
 fi
 } >"$out" 2>&1
 kill "$P" 2>/dev/null
+# reaped before close looks at the leaves: a dying process still counts in its group
+wait "$P" 2>/dev/null
 exit 0
