@@ -98,11 +98,35 @@ bool ag_scope_wait_arrival(const AgHierarchy *h, pid_t pid, const char *unit_pat
         }
 }
 
+/* pid into the terminal scope named scope, started by uid's own manager
+ * (the one logind started for uid, never one named by the environment),
+ * and seen there: AG_ENTER_MOVED, else AG_ENTER_SCOPE_FAILED with errbuf. */
+static AgEnterResult start_terminal_scope(const AgHierarchy *h, pid_t pid, uid_t uid, pid_t sid, const char *scope,
+                                          const char *path, char *errbuf, size_t errsize) {
+        char runtime_dir[64], description[256], unit_path[256];
+        const char *from = strrchr(path, '/');
+
+        snprintf(runtime_dir, sizeof runtime_dir, "/run/user/%lu", (unsigned long) uid);
+        snprintf(description, sizeof description, "autogroup: terminal session %jd from %s", (intmax_t) sid,
+                 from ? from + 1 : path);
+        if (ag_systemd_start_user_scope(runtime_dir, scope, AG_TERMINAL_SCOPE_SLICE, description, pid,
+                                        AG_TERMINAL_SCOPE_WEIGHT, AG_TERMINAL_SCOPE_TIMEOUT_USEC, errbuf,
+                                        errsize) < 0)
+                return AG_ENTER_SCOPE_FAILED;
+        if (ag_user_unit_path(uid, AG_TERMINAL_SCOPE_SLICE, scope, unit_path, sizeof unit_path) < 0 ||
+            !ag_scope_wait_arrival(h, pid, unit_path, ARRIVAL_WAIT_USEC)) {
+                if (errbuf && errsize)
+                        snprintf(errbuf, errsize, "%s started, but the process is not in it yet", scope);
+                return AG_ENTER_SCOPE_FAILED;
+        }
+        return AG_ENTER_MOVED;
+}
+
 int ag_enter_systemd(const AgHierarchy *h, pid_t pid, uid_t uid, AgEnterResult *ret_result,
                      char **ret_unit, const char **ret_what, char *errbuf, size_t errsize) {
         _cleanup_free_ char *path = NULL;
-        char scope[64], runtime_dir[64], description[256], unit_path[256];
-        const char *what = NULL, *from;
+        char scope[64];
+        const char *what = NULL;
         AgEnterResult result;
         pid_t sid = pid;
         int r;
@@ -156,26 +180,8 @@ int ag_enter_systemd(const AgHierarchy *h, pid_t pid, uid_t uid, AgEnterResult *
                 goto done;
         }
 
-        /* the manager logind started for uid, never one named by the environment */
-        snprintf(runtime_dir, sizeof runtime_dir, "/run/user/%lu", (unsigned long) uid);
-        from = strrchr(path, '/');
-        snprintf(description, sizeof description, "autogroup: terminal session %jd from %s", (intmax_t) sid,
-                 from ? from + 1 : path);
-        r = ag_systemd_start_user_scope(runtime_dir, scope, AG_TERMINAL_SCOPE_SLICE, description, pid,
-                                        AG_TERMINAL_SCOPE_WEIGHT, AG_TERMINAL_SCOPE_TIMEOUT_USEC, errbuf,
-                                        errsize);
-        if (r < 0) {
-                result = AG_ENTER_SCOPE_FAILED;
-                goto done;
-        }
-        if (ag_user_unit_path(uid, AG_TERMINAL_SCOPE_SLICE, scope, unit_path, sizeof unit_path) < 0 ||
-            !ag_scope_wait_arrival(h, pid, unit_path, ARRIVAL_WAIT_USEC)) {
-                if (errbuf && errsize)
-                        snprintf(errbuf, errsize, "%s started, but the process is not in it yet", scope);
-                result = AG_ENTER_SCOPE_FAILED;
-                goto done;
-        }
-        result = AG_ENTER_MOVED;
+        result = start_terminal_scope(h, pid, uid, sid, scope, path, errbuf, errsize);
+
 
 done:
         *ret_result = result;

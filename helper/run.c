@@ -400,12 +400,71 @@ static int set_root_leaves(int sfd, const char *spath, const AgRunOptions *o, bo
         return 0;
 }
 
+/* set in a delegated session: the weight (or idle flag) of the user's own
+ * leaf, opened into *lfd. 0, or 1 once the error is printed. */
+static int set_delegated_weight(const AgHierarchy *h, int sfd, const char *spath, const char *leaf, bool by_pid,
+                                pid_t pid, const AgRunOptions *o, int *lfd) {
+        bool idle_missing = false;
+        int r;
+
+        if (!*leaf) {
+                fprintf(stderr, "autogroup set: process %jd sits in the session group %s itself, "
+                                "whose weight is root's\n", (intmax_t) pid, spath);
+                return 1;
+        }
+        r = by_pid ? ag_cg_open_path(sfd, leaf, lfd) : ag_cg_open(sfd, leaf, lfd);
+        if (r < 0) {
+                fprintf(stderr, "autogroup set: no leaf %s in %s: %s\n", leaf, spath,
+                        r == -ELOOP || r == -ENOTDIR ? "not a group" : strerror(-r));
+                return 1;
+        }
+        r = ag_cg_set_weight_idle(h, *lfd, ag_run_leaf_weight(o), o->idle, &idle_missing);
+        if (r < 0) {
+                fprintf(stderr, "autogroup set: cannot change %s/%s: %s%s\n", spath, leaf, strerror(-r),
+                        r == -EACCES || r == -EPERM ? " (only leaves you made yourself are yours to change; "
+                                                      "login/ belongs to root)" : "");
+                return 1;
+        }
+        if (idle_missing)
+                note_idle_missing("set");
+        return 0;
+}
+
+/* set in a delegated session: the latency class of pid, or of every
+ * process of the leaf (*lfd, opened here when not yet). 0, or 1 once the
+ * error is printed. */
+static int set_delegated_latency(int sfd, const char *spath, const char *leaf, const char *target, bool by_pid,
+                                 pid_t pid, const AgRunOptions *o, int *lfd) {
+        AgLatencyResult res = AG_LATENCY_APPLIED;
+        unsigned n = 1;
+        int r;
+
+        if (by_pid)
+                r = ag_latency_apply_process(pid, o->latency, &res);
+        else {
+                if (*lfd < 0) {
+                        r = ag_cg_open(sfd, leaf, lfd);
+                        if (r < 0) {
+                                fprintf(stderr, "autogroup set: no leaf %s in %s: %s\n", leaf, spath, strerror(-r));
+                                return 1;
+                        }
+                }
+                r = leaf_latency(*lfd, o->latency, &n, &res);
+        }
+        if (r < 0) {
+                fprintf(stderr, "autogroup set: cannot set latency class %s on %s: %s\n",
+                        ag_latency_to_string(o->latency), target, strerror(-r));
+                return 1;
+        }
+        if (n > 0)
+                ag_run_note_latency("set", o->latency, res);
+        return 0;
+}
+
 int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const char *target) {
         _cleanup_close_ int sfd = -1, lfd = -1;
         _cleanup_free_ char *spath = NULL, *rest = NULL;
         const char *what = NULL, *leaf;
-        bool idle_missing = false;
-        AgLatencyResult res = AG_LATENCY_APPLIED;
         bool delegated = false;
         pid_t pid = 0;
         int r;
@@ -441,52 +500,11 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
                 oo.set_latency = false;         /* for ag_run_leaf_weight(): no table weight */
         }
 
-        if (ag_run_leaf_weight(&oo) > 0 || o->idle >= 0) {
-                if (!*leaf) {
-                        fprintf(stderr, "autogroup set: process %jd sits in the session group %s itself, "
-                                        "whose weight is root's\n", (intmax_t) pid, spath);
-                        return 1;
-                }
-                r = by_pid ? ag_cg_open_path(sfd, leaf, &lfd) : ag_cg_open(sfd, leaf, &lfd);
-                if (r < 0) {
-                        fprintf(stderr, "autogroup set: no leaf %s in %s: %s\n", leaf, spath,
-                                r == -ELOOP || r == -ENOTDIR ? "not a group" : strerror(-r));
-                        return 1;
-                }
-                r = ag_cg_set_weight_idle(h, lfd, ag_run_leaf_weight(&oo), oo.idle, &idle_missing);
-                if (r < 0) {
-                        fprintf(stderr, "autogroup set: cannot change %s/%s: %s%s\n", spath, leaf, strerror(-r),
-                                r == -EACCES || r == -EPERM ? " (only leaves you made yourself are yours to change; "
-                                                              "login/ belongs to root)" : "");
-                        return 1;
-                }
-                if (idle_missing)
-                        note_idle_missing("set");
-        }
-        if (o->set_latency) {
-                unsigned n = 1;
-
-                if (by_pid)
-                        r = ag_latency_apply_process(pid, o->latency, &res);
-                else {
-                        if (lfd < 0) {
-                                r = ag_cg_open(sfd, leaf, &lfd);
-                                if (r < 0) {
-                                        fprintf(stderr, "autogroup set: no leaf %s in %s: %s\n", leaf, spath,
-                                                strerror(-r));
-                                        return 1;
-                                }
-                        }
-                        r = leaf_latency(lfd, o->latency, &n, &res);
-                }
-                if (r < 0) {
-                        fprintf(stderr, "autogroup set: cannot set latency class %s on %s: %s\n",
-                                ag_latency_to_string(o->latency), target, strerror(-r));
-                        return 1;
-                }
-                if (n > 0)
-                        ag_run_note_latency("set", o->latency, res);
-        }
+        if ((ag_run_leaf_weight(&oo) > 0 || o->idle >= 0) &&
+            set_delegated_weight(h, sfd, spath, leaf, by_pid, pid, &oo, &lfd) != 0)
+                return 1;
+        if (o->set_latency && set_delegated_latency(sfd, spath, leaf, target, by_pid, pid, o, &lfd) != 0)
+                return 1;
         if (o->verbose)
                 fprintf(stderr, "autogroup set: %s/%s\n", spath, leaf);
         return 0;

@@ -197,6 +197,33 @@ static int list_dirs(int fd, size_t max, char ***ret, size_t *ret_n, bool *ret_t
         return 0;
 }
 
+/* A child node of n for the group name, added to n's children: a pool,
+ * a user group (user_level: uid and its name), or a group below them.
+ * -E2BIG when the budget is spent. */
+static int add_child(Ctx *c, AgStatusNode *n, const char *name, bool below_user, bool is_pool, bool user_level,
+                     uid_t uid, AgStatusNode **ret) {
+        AgStatusNode *child;
+        int r;
+
+        r = node_new(c, n->path, name, n->depth + 1, below_user, &child);
+        if (r < 0)
+                return r;
+        n->children[n->n_children++] = child;
+        child->below_user = below_user;
+        child->is_pool = is_pool;
+        child->in_pool = n->is_pool || n->in_pool;
+        if (user_level) {
+                struct passwd *pw = getpwuid(uid);
+                child->is_user = true;
+                child->uid = uid;
+                c->user_nodes = 0;      /* a budget of its own */
+                if (pw && !(child->user_name = strdup(pw->pw_name)))
+                        return -ENOMEM;
+        }
+        *ret = child;
+        return 0;
+}
+
 static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
         char **names = NULL;
         size_t n_names = 0;
@@ -241,30 +268,13 @@ static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
                 }
                 if (ag_cg_open(fd, names[i], &cfd) < 0)
                         continue;       /* gone meanwhile, or not a plain directory */
-                r = node_new(c, n->path, names[i], n->depth + 1, below_user, &child);
+                r = add_child(c, n, names[i], below_user, is_pool, user_level, uid, &child);
                 if (r == -E2BIG) {
                         n->truncated = true;
                         break;
                 }
-                if (r < 0) {
-                        free_names(names, n_names);
-                        return r;
-                }
-                n->children[n->n_children++] = child;
-                child->below_user = below_user;
-                child->is_pool = is_pool;
-                child->in_pool = n->is_pool || n->in_pool;
-                if (user_level) {
-                        struct passwd *pw = getpwuid(uid);
-                        child->is_user = true;
-                        child->uid = uid;
-                        c->user_nodes = 0;      /* a budget of its own */
-                        if (pw && !(child->user_name = strdup(pw->pw_name))) {
-                                free_names(names, n_names);
-                                return -ENOMEM;
-                        }
-                }
-                r = collect(c, cfd, child, only_uid);
+                if (r >= 0)
+                        r = collect(c, cfd, child, only_uid);
                 if (r < 0) {
                         free_names(names, n_names);
                         return r;

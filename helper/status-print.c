@@ -142,6 +142,28 @@ static int build_rows(Rows *rows, const AgStatusNode *n, const char *prefix, siz
         return 0;
 }
 
+/* Where the figures come from, below the table. */
+static void print_footer(const AgStatus *s, FILE *f) {
+        if (s->systemd)
+                fprintf(f, "\nsystemd mode, cgroup v2 at %s; CPU time from cpu.stat. pam_autogroup sets the user "
+                        "slices'\nCPUWeight= and CPUQuota=, the sessions' CPUWeight= (through pam_systemd) and "
+                        "starts the\nterminals' autogroup-sid-*.scope units in each user's manager.\n", s->mount);
+        else if (s->version == 2)
+                fprintf(f, "\ncgroup v2 at %s; CPU time from cpu.stat.\n", s->mount);
+        else if (s->acct_mount)
+                fprintf(f, "\ncgroup v1 at %s; CPU time from cpuacct.usage of the same group in the cpuacct "
+                        "hierarchy at %s,\nwhich mirrors sessions and the levels above them: a leaf's time counts "
+                        "in its session's (\"-\" for leaves).\n", s->mount, s->acct_mount);
+        else if (s->cpu_source)
+                fprintf(f, "\ncgroup v1 at %s; CPU time from cpuacct.usage of each group (cpu and cpuacct "
+                        "mounted together).\n", s->mount);
+        else
+                fprintf(f, "\ncgroup v1 at %s; no cpuacct hierarchy, so no CPU time.\n", s->mount);
+        if (s->only_one_user)
+                fprintf(f, "Showing only the groups of user-%ju%s.\n", (uintmax_t) s->only_uid,
+                        getuid() != 0 ? " (only root sees every user)" : "");
+}
+
 void ag_status_print(const AgStatus *s, FILE *f, bool unicode) {
         static const char *const header[_COL_MAX] = { "WEIGHT", "SHARES", "CAP", "IDLE", "PROCS", "CPU" };
         Rows rows = {};
@@ -201,24 +223,7 @@ void ag_status_print(const AgStatus *s, FILE *f, bool unicode) {
                         }
                 fputc('\n', f);
         }
-        if (s->systemd)
-                fprintf(f, "\nsystemd mode, cgroup v2 at %s; CPU time from cpu.stat. pam_autogroup sets the user "
-                        "slices'\nCPUWeight= and CPUQuota=, the sessions' CPUWeight= (through pam_systemd) and "
-                        "starts the\nterminals' autogroup-sid-*.scope units in each user's manager.\n", s->mount);
-        else if (s->version == 2)
-                fprintf(f, "\ncgroup v2 at %s; CPU time from cpu.stat.\n", s->mount);
-        else if (s->acct_mount)
-                fprintf(f, "\ncgroup v1 at %s; CPU time from cpuacct.usage of the same group in the cpuacct "
-                        "hierarchy at %s,\nwhich mirrors sessions and the levels above them: a leaf's time counts "
-                        "in its session's (\"-\" for leaves).\n", s->mount, s->acct_mount);
-        else if (s->cpu_source)
-                fprintf(f, "\ncgroup v1 at %s; CPU time from cpuacct.usage of each group (cpu and cpuacct "
-                        "mounted together).\n", s->mount);
-        else
-                fprintf(f, "\ncgroup v1 at %s; no cpuacct hierarchy, so no CPU time.\n", s->mount);
-        if (s->only_one_user)
-                fprintf(f, "Showing only the groups of user-%ju%s.\n", (uintmax_t) s->only_uid,
-                        getuid() != 0 ? " (only root sees every user)" : "");
+        print_footer(s, f);
 
 finish:
         for (size_t i = 0; i < rows.n; i++)
