@@ -352,6 +352,19 @@ static bool leaf_is_users(int sfd, const char *path) {
                faccessat(lfd, "cpu.shares", W_OK, AT_EACCESS) == 0;
 }
 
+/* What set says of a latency class it applied (r its -errno, n the
+ * processes, res the kernel's answer): 0, or 1 once the error is printed. */
+static int latency_outcome(const AgRunOptions *o, const char *target, int r, unsigned n, AgLatencyResult res) {
+        if (r < 0) {
+                fprintf(stderr, "autogroup set: cannot set latency class %s on %s: %s\n",
+                        ag_latency_to_string(o->latency), target, strerror(-r));
+                return 1;
+        }
+        if (n > 0)
+                ag_run_note_latency("set", o->latency, res);
+        return 0;
+}
+
 /* set in a session of root's: weights and idle flags are root's; the
  * class goes on the process (or on every process of a leaf), and a process
  * of the user's own goes into its class's leaf where root made one. */
@@ -390,14 +403,7 @@ static int set_root_leaves(int sfd, const char *spath, const AgRunOptions *o, bo
                                         spath, leaf);
                 }
         }
-        if (r < 0) {
-                fprintf(stderr, "autogroup set: cannot set latency class %s on %s: %s\n",
-                        ag_latency_to_string(o->latency), target, strerror(-r));
-                return 1;
-        }
-        if (n > 0)
-                ag_run_note_latency("set", o->latency, res);
-        return 0;
+        return latency_outcome(o, target, r, n, res);
 }
 
 /* set in a delegated session: the weight (or idle flag) of the user's own
@@ -451,14 +457,7 @@ static int set_delegated_latency(int sfd, const char *spath, const char *leaf, c
                 }
                 r = leaf_latency(*lfd, o->latency, &n, &res);
         }
-        if (r < 0) {
-                fprintf(stderr, "autogroup set: cannot set latency class %s on %s: %s\n",
-                        ag_latency_to_string(o->latency), target, strerror(-r));
-                return 1;
-        }
-        if (n > 0)
-                ag_run_note_latency("set", o->latency, res);
-        return 0;
+        return latency_outcome(o, target, r, n, res);
 }
 
 int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const char *target) {
