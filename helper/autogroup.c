@@ -27,6 +27,7 @@
 #include "config.h"             /* autoconf: PACKAGE_VERSION */
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -69,52 +70,408 @@ typedef struct Args {
         bool root_given;               /* --root on the command line */
         const char *hierarchy;         /* a cgroup mount to use instead of the one found */
         const char *pam_dir;           /* where the module's lines are looked for (NULL: /etc/pam.d) */
+        bool help, version;
         const char *verb;
-        char **argv;                   /* the verb's own arguments */
+        char **argv;                   /* the verb's operands, after its options */
         int argc;
+
+        /* the verbs' options: each verb reads those of its table entry */
+        pid_t pid;                     /* enter --pid (default: the parent) */
+        bool verbose;                  /* enter, run, set */
+        bool json;                     /* status */
+        const char *user;              /* status, metrics --user */
+        const char *output;            /* metrics --output */
+        const char *conf;              /* explain --conf */
+        const char *leaf;              /* container-init --leaf */
+        AgRunOptions run;              /* run, set: --latency, --weight, --idle, --verbose */
 } Args;
+
+/* getopt_long keys beyond the short options 'h' and 'v' */
+enum {
+        OPT_ROOT = 0x100,
+        OPT_HIERARCHY,
+        OPT_PAM_DIR,
+        OPT_VERSION,
+        OPT_PID,
+        OPT_USER,
+        OPT_JSON,
+        OPT_OUTPUT,
+        OPT_CONF,
+        OPT_LEAF,
+        OPT_LATENCY,
+        OPT_WEIGHT,
+        OPT_IDLE,
+};
+
+typedef struct VerbOption {
+        const char *name;              /* the long name, without "--" */
+        int has_arg;                   /* no_argument, required_argument, optional_argument */
+        int key;                       /* a short option when below 0x100 */
+        const char *arg;               /* the value's name in help texts */
+        const char *help;              /* lines of help (\n between them) */
+} VerbOption;
+
+#define VERB_ANY (-1)
+
+typedef struct Verb {
+        const char *name;
+        int (*run)(const Args *a);
+        int min_args, max_args;        /* operands after the options; VERB_ANY: no limit */
+        const char *args;              /* the operands in help texts, NULL for none */
+        const char *help;              /* lines of help (\n between them) */
+        const VerbOption *options;     /* the verb's own, ended by {}; the global ones come too */
+        bool options_first;            /* options end at the first operand (run: CMD's own follow) */
+} Verb;
+
+static const VerbOption global_options[] = {
+        { "root", required_argument, OPT_ROOT, "NAME",
+          "the subtree below the cpu hierarchy root (default: for enter,\n"
+          "status, run and set the module's root= from AUTOGROUP_SESSION\n"
+          "when the caller's cgroup confirms it, else (enter, run, set)\n"
+          "the root of the caller's own session when a module line in\n"
+          "/etc/pam.d names it; for status without that\n"
+          "hint, and for gc, every root= of the module's lines in /etc/pam.d;\n"
+          "else " AG_ROOT_DEFAULT ")" },
+        { "hierarchy", required_argument, OPT_HIERARCHY, "PATH", "use the cgroup filesystem mounted at PATH" },
+        { "pam-dir", required_argument, OPT_PAM_DIR, "DIR",
+          "read the module's lines from DIR instead of /etc/pam.d (for tests)" },
+        { "help", no_argument, 'h', NULL, "this text (after a verb: the verb's)" },
+        { "version", no_argument, OPT_VERSION, NULL, "the version" },
+        {}
+};
+
+static const VerbOption enter_options[] = {
+        { "pid", required_argument, OPT_PID, "PID", "the process to move (default: the parent, the calling shell)" },
+        { "verbose", no_argument, 'v', NULL, "say what was done" },
+        {}
+};
+
+static const VerbOption status_options[] = {
+        { "user", required_argument, OPT_USER, "NAME", "only NAME's groups (anyone but root sees only their own)" },
+        { "json", no_argument, OPT_JSON, NULL, "one JSON object (a line for each root=)" },
+        {}
+};
+
+static const VerbOption metrics_options[] = {
+        { "user", required_argument, OPT_USER, "NAME", "only NAME's groups (anyone but root sees only their own)" },
+        { "output", required_argument, OPT_OUTPUT, "FILE", "replace FILE atomically instead of printing" },
+        {}
+};
+
+static const VerbOption explain_options[] = {
+        { "conf", required_argument, OPT_CONF, "FILE", "the configuration (default: every conf= of the module's lines)" },
+        {}
+};
+
+#define LATENCY_HELP                                                            \
+        "CLASS: 0|batch 1|normal 2|interactive 3|audio\n"                       \
+        "(at interactive 1, 2 from AUTOGROUP_INTERACTIVE, and\n"                \
+        "no --weight: the leaf's weight from the class)"
+
+static const VerbOption run_options[] = {
+        { "latency", required_argument, OPT_LATENCY, "CLASS", LATENCY_HELP },
+        { "weight", required_argument, OPT_WEIGHT, "W", "the leaf's weight (1..10000)" },
+        { "idle", optional_argument, OPT_IDLE, "yes|no", "the leaf's cpu.idle (no value: yes)" },
+        { "verbose", no_argument, 'v', NULL, "say where CMD runs" },
+        {}
+};
+
+static const VerbOption set_options[] = {
+        { "latency", required_argument, OPT_LATENCY, "CLASS", LATENCY_HELP },
+        { "weight", required_argument, OPT_WEIGHT, "W", "the leaf's weight (1..10000)" },
+        { "idle", required_argument, OPT_IDLE, "yes|no", "the leaf's cpu.idle" },
+        { "verbose", no_argument, 'v', NULL, "say what was changed" },
+        {}
+};
+
+static const VerbOption container_init_options[] = {
+        { "leaf", required_argument, OPT_LEAF, "NAME", "the leaf for the container's processes (default "
+          AG_CONTAINER_LEAF ")" },
+        {}
+};
+
+static int verb_enter(const Args *a);
+static int verb_status(const Args *a);
+static int verb_metrics(const Args *a);
+static int verb_check(const Args *a);
+static int verb_explain(const Args *a);
+static int verb_gc(const Args *a);
+static int verb_run_set(const Args *a);
+static int verb_container_init(const Args *a);
+
+static const Verb verbs[] = {
+        { .name = "enter", .run = verb_enter, .options = enter_options,
+          .help = "move a session-leading shell (default: the parent)\n"
+                  "into a group of its own inside its login's session" },
+        { .name = "status", .run = verb_status, .options = status_options,
+          .help = "users, sessions and leaves with weight, cap and CPU used" },
+        { .name = "metrics", .run = verb_metrics, .options = metrics_options,
+          .help = "the same per user group and pool as Prometheus text\n"
+                  "(for node_exporter's textfile collector)" },
+        { .name = "check", .run = verb_check, .max_args = 1, .args = "[FILE]",
+          .help = "validate the configuration and its drop-ins\n"
+                  "(default: every conf= of the module's lines)" },
+        { .name = "explain", .run = verb_explain, .min_args = 1, .max_args = 1, .args = "USER",
+          .options = explain_options,
+          .help = "which line set each item for USER (default: for\n"
+                  "every conf= of the module's lines)" },
+        { .name = "gc", .run = verb_gc, .help = "(root) remove empty groups" },
+        { .name = "run", .run = verb_run_set, .min_args = 1, .max_args = VERB_ANY, .args = "-- CMD [ARGS...]",
+          .options = run_options, .options_first = true,
+          .help = "run CMD in a leaf of its own inside your session\n"
+                  "(systemd mode: in a scope of your user manager)" },
+        { .name = "set", .run = verb_run_set, .min_args = 1, .max_args = 1, .args = "PID|LEAF",
+          .options = set_options, .options_first = true,
+          .help = "change a running process or a leaf of your session\n"
+                  "(systemd mode: the latency class of a PID only)" },
+        { .name = "container-init", .run = verb_container_init, .options = container_init_options,
+          .help = "(root) in a cgroup v2 container: move the container's\n"
+                  "processes into a leaf and enable cpu" },
+};
+
+/* ---- help, from the tables ---- */
+
+/* Prints text's lines, the first after what was already printed (col
+ * columns wide; on a line of its own when wider than indent), each at indent. */
+static void print_indented(FILE *f, int col, int indent, const char *text) {
+        if (col >= indent) {
+                fputc('\n', f);
+                col = 0;
+        }
+        for (const char *s = text; *s;) {
+                size_t n = strcspn(s, "\n");
+
+                fprintf(f, "%*s%.*s\n", indent - col, "", (int) n, s);
+                col = 0;
+                s += n + (s[n] == '\n');
+        }
+}
+
+/* "VERB [--name VALUE]... ARGS", the verb's synopsis; the columns it took */
+static int print_synopsis(FILE *f, const Verb *v) {
+        int n = fprintf(f, "%s", v->name);
+
+        for (const VerbOption *o = v->options; o && o->name; o++)
+                n += fprintf(f, o->has_arg == required_argument ? " [--%s %s]" :
+                                o->has_arg == optional_argument ? " [--%s[=%s]]" : " [--%s]",
+                             o->name, o->arg);
+        if (v->args)
+                n += fprintf(f, " %s", v->args);
+        return n;
+}
+
+static void print_options(FILE *f, const VerbOption *options) {
+        for (const VerbOption *o = options; o && o->name; o++) {
+                int n = fprintf(f, "  ");
+
+                if (o->key < 0x100)
+                        n += fprintf(f, "-%c, ", o->key);
+                n += fprintf(f, o->has_arg == required_argument ? "--%s %s" :
+                                o->has_arg == optional_argument ? "--%s[=%s]" : "--%s", o->name, o->arg);
+                print_indented(f, n, 21, o->help);
+        }
+}
 
 static void usage(FILE *f) {
         fputs("Usage: autogroup [--root NAME] VERB [ARGS]\n"
               "\n"
-              "  enter [--pid PID] [--verbose]   move a session-leading shell (default: the parent)\n"
-              "                                  into a group of its own inside its login's session\n"
-              "  status [--user NAME] [--json]   users, sessions and leaves with weight, cap and CPU used\n"
-              "  metrics [--user NAME] [--output FILE]\n"
-              "                                  the same per user group and pool as Prometheus text\n"
-              "                                  (for node_exporter's textfile collector); --output\n"
-              "                                  replaces FILE atomically\n"
-              "  check [FILE]                    validate the configuration and its drop-ins\n"
-              "                                  (default: every conf= of the module's lines)\n"
-              "  explain [--conf FILE] USER      which line set each item for USER (default: for\n"
-              "                                  every conf= of the module's lines)\n"
-              "  gc                              (root) remove empty groups\n"
-              "  run [--latency CLASS] [--weight W] [--idle] [--verbose] -- CMD [ARGS...]\n"
-              "                                  run CMD in a leaf of its own inside your session\n"
-              "                                  (systemd mode: in a scope of your user manager)\n"
-              "  set [--latency CLASS] [--weight W] [--idle yes|no] [--verbose] PID|LEAF\n"
-              "                                  change a running process or a leaf of your session\n"
-              "                                  (systemd mode: the latency class of a PID only)\n"
-              "                                  CLASS: 0|batch 1|normal 2|interactive 3|audio\n"
-              "                                  (at interactive 1, 2 from AUTOGROUP_INTERACTIVE, and\n"
-              "                                  no --weight: the leaf's weight from the class)\n"
-              "  container-init [--leaf NAME]    (root) in a cgroup v2 container: move the container's\n"
-              "                                  processes into a leaf (default " AG_CONTAINER_LEAF ") and enable cpu\n"
-              "\n"
-              "Options:\n"
-              "  --root NAME        the subtree below the cpu hierarchy root (default: for enter,\n"
-              "                     status, run and set the module's root= from AUTOGROUP_SESSION\n"
-              "                     when the caller's cgroup confirms it, else (enter, run, set)\n"
-              "                     the root of the caller's own session when a module line in\n"
-              "                     /etc/pam.d names it; for status without that\n"
-              "                     hint, and for gc, every root= of the module's lines in /etc/pam.d;\n"
-              "                     else " AG_ROOT_DEFAULT ")\n"
-              "  --hierarchy PATH   use the cgroup filesystem mounted at PATH\n"
-              "  --pam-dir DIR      read the module's lines from DIR instead of /etc/pam.d (for tests)\n"
-              "  -h, --help         this text\n"
-              "  --version          the version\n",
-              f);
+              "Verbs (autogroup VERB --help: the verb's own help):\n", f);
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                print_indented(f, fprintf(f, "  ") + print_synopsis(f, &verbs[i]), 34, verbs[i].help);
+        fputs("\nOptions (before or after the verb):\n", f);
+        print_options(f, global_options);
 }
+
+static void verb_usage(const Verb *v, FILE *f) {
+        fputs("Usage: autogroup [--root NAME] ", f);
+        print_synopsis(f, v);
+        fputs("\n\n", f);
+        print_indented(f, 0, 2, v->help);
+        if (v->options) {
+                fputs("\nOptions:\n", f);
+                print_options(f, v->options);
+        }
+        fputs("\nGlobal options (autogroup --help):\n", f);
+        print_options(f, global_options);
+}
+
+/* ---- parsing, from the tables ---- */
+
+static int parse_pid(const char *s, pid_t *ret) {
+        unsigned long v;
+
+        if (ag_safe_atoul(s, INT32_MAX, &v) < 0 || v == 0)
+                return -EINVAL;
+        *ret = (pid_t) v;
+        return 0;
+}
+
+/* run and set: --latency, --weight and --idle. -EINVAL after a message. */
+static int apply_run_option(Args *a, int key, const char *v) {
+        AgRunOptions *o = &a->run;
+        unsigned long w;
+
+        switch (key) {
+        case OPT_LATENCY:
+                if (ag_latency_from_string(v, &o->latency) < 0) {
+                        fprintf(stderr, "autogroup %s: invalid latency class '%s' "
+                                        "(0|batch, 1|normal, 2|interactive, 3|audio)\n", a->verb, v);
+                        return -EINVAL;
+                }
+                o->set_latency = true;
+                return 0;
+        case OPT_WEIGHT:
+                if (ag_safe_atoul(v, AG_WEIGHT_MAX, &w) < 0 || w < AG_WEIGHT_MIN) {
+                        fprintf(stderr, "autogroup %s: invalid weight '%s' (1..10000)\n", a->verb, v);
+                        return -EINVAL;
+                }
+                o->weight = (unsigned) w;
+                return 0;
+        default:                       /* OPT_IDLE: run's without a value means yes */
+                if (!v || strcmp(v, "yes") == 0)
+                        o->idle = 1;
+                else if (strcmp(v, "no") == 0)
+                        o->idle = 0;
+                else {
+                        fprintf(stderr, "autogroup %s: invalid --idle '%s' (yes or no)\n", a->verb, v);
+                        return -EINVAL;
+                }
+                return 0;
+        }
+}
+
+/* One option of the verb's getopt_long table. -EINVAL after a message. */
+static int apply_option(Args *a, int key, const char *v) {
+        switch (key) {
+        case OPT_ROOT:
+                a->root = v;
+                a->root_given = true;
+                break;
+        case OPT_HIERARCHY:
+                a->hierarchy = v;
+                break;
+        case OPT_PAM_DIR:
+                a->pam_dir = v;
+                break;
+        case 'h':
+                a->help = true;
+                break;
+        case OPT_VERSION:
+                a->version = true;
+                break;
+        case OPT_PID:
+                if (parse_pid(v, &a->pid) < 0) {
+                        fprintf(stderr, "autogroup %s: invalid pid '%s'\n", a->verb, v);
+                        return -EINVAL;
+                }
+                break;
+        case 'v':
+                a->verbose = a->run.verbose = true;
+                break;
+        case OPT_USER:
+                a->user = v;
+                break;
+        case OPT_JSON:
+                a->json = true;
+                break;
+        case OPT_OUTPUT:
+                a->output = v;
+                break;
+        case OPT_CONF:
+                a->conf = v;
+                break;
+        case OPT_LEAF:
+                a->leaf = v;
+                break;
+        default:
+                return apply_run_option(a, key, v);
+        }
+        return 0;
+}
+
+/* The getopt_long table and short options of the global options and the
+ * verb's (v NULL: the global ones only); mode is the optstring's start. */
+static void build_options(const Verb *v, const char *mode, struct option *longopts, char *shortopts) {
+        const VerbOption *lists[] = { global_options, v ? v->options : NULL };
+        size_t n = 0;
+
+        shortopts = stpcpy(shortopts, mode);
+        for (size_t l = 0; l < ELEMENTSOF(lists); l++)
+                for (const VerbOption *o = lists[l]; o && o->name; o++) {
+                        longopts[n++] = (struct option) { o->name, o->has_arg, NULL, o->key };
+                        if (o->key >= 0x100)
+                                continue;
+                        *shortopts++ = (char) o->key;
+                        if (o->has_arg != no_argument)
+                                shortopts = stpcpy(shortopts, o->has_arg == optional_argument ? "::" : ":");
+                }
+        longopts[n] = (struct option) {};
+        *shortopts = 0;
+}
+
+#define OPTIONS_MAX 16
+
+/* getopt_long over argv with the global options and the verb's: operands
+ * (in "-" mode, wherever they are) go to a->argv. -EINVAL after a message. */
+static int parse_options(const Verb *v, const char *mode, int argc, char **argv, Args *a) {
+        struct option longopts[OPTIONS_MAX];
+        char shortopts[2 * OPTIONS_MAX + 4];
+        char who[64];
+        int c;
+
+        snprintf(who, sizeof who, "autogroup%s%s", v ? " " : "", v ? v->name : "");
+
+        build_options(v, mode, longopts, shortopts);
+        opterr = 0;
+        optind = 0;
+        while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) >= 0) {
+                if (c == 1) {
+                        a->argv[a->argc++] = optarg;
+                        continue;
+                }
+                if (c == ':')
+                        fprintf(stderr, "%s: %s needs a value\n", who, argv[optind - 1]);
+                else if (c == '?' && optopt > 0 && optopt < 0x100)
+                        fprintf(stderr, "%s: unknown option '-%c'\n", who, optopt);
+                else if (c == '?')
+                        fprintf(stderr, "%s: unknown option '%s'\n", who, argv[optind - 1]);
+                else if (apply_option(a, c, optarg) >= 0)
+                        continue;
+                return -EINVAL;
+        }
+        return optind;
+}
+
+static const Verb *verb_find(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+                if (strcmp(verbs[i].name, name) == 0)
+                        return &verbs[i];
+        return NULL;
+}
+
+/* The verb's options and operands, argv[0] being its name. 0, or an exit
+ * code after a message. */
+static int parse_verb(const Verb *v, int argc, char **argv, Args *a) {
+        int i = parse_options(v, v->options_first ? "+:" : "-:", argc, argv, a);
+
+        if (i < 0)
+                return EXIT_USAGE;
+        while (i < argc)
+                a->argv[a->argc++] = argv[i++];
+        if (a->help || a->version)
+                return 0;
+        if (a->argc < v->min_args) {
+                fprintf(stderr, "autogroup %s: %s expected (autogroup %s --help)\n", v->name, v->args, v->name);
+                return EXIT_USAGE;
+        }
+        if (v->max_args != VERB_ANY && a->argc > v->max_args) {
+                fprintf(stderr, "autogroup %s: unexpected argument '%s'\n", v->name, a->argv[v->max_args]);
+                return EXIT_USAGE;
+        }
+        return 0;
+}
+
+/* ---- what the verbs share ---- */
 
 static int find_hierarchy(const Args *a, AgHierarchy **ret) {
         return a->hierarchy ? ag_hierarchy_from_mount(a->hierarchy, ret) : ag_hierarchy_find(NULL, ret);
@@ -167,35 +524,19 @@ static int find_hierarchy_as_root(const Args *a, const char *what, AgHierarchy *
         return find_hierarchy_or_report(a, ret);
 }
 
-/* The verb's argument *i as "NAME VALUE" (*i then moves on to VALUE) or
- * "NAME=VALUE": VALUE; NULL when it is neither. */
-static const char *option_value(const Args *a, int *i, const char *name) {
-        const char *s = a->argv[*i];
-        size_t n = strlen(name);
-
-        if (strncmp(s, name, n) != 0)
-                return NULL;
-        if (s[n] == '=')
-                return s + n + 1;
-        if (s[n] == 0 && *i + 1 < a->argc)
-                return a->argv[++*i];
-        return NULL;
-}
-
-static int parse_pid(const char *s, pid_t *ret) {
-        unsigned long v;
-
-        if (ag_safe_atoul(s, INT32_MAX, &v) < 0 || v == 0)
-                return -EINVAL;
-        *ret = (pid_t) v;
-        return 0;
-}
-
 /* ---- enter ---- */
 
-static bool mode_env_is_systemd(void) {
-        const char *m = getenv(AG_MODE_ENV);
-        return m && strcmp(m, AG_MODE_ENV_SYSTEMD) == 0;
+/* enter, run and set: the mode of the caller's own login, as the module
+ * that placed it exported it */
+static bool login_is_systemd(void) {
+        return ag_mode_decide(&(AgModeFacts) { .in_login = true, .exported = getenv(AG_MODE_ENV) }) ==
+               AG_MODE_SYSTEMD;
+}
+
+/* status, metrics, check: the mode mode=auto gets on this host */
+static bool auto_is_systemd(const AgHierarchy *h) {
+        return ag_mode_decide(&(AgModeFacts) { .configured = AG_MODE_AUTO, .booted = ag_systemd_booted(NULL),
+                                               .hierarchy = h }) == AG_MODE_SYSTEMD;
 }
 
 /* SIGALRM at AG_ENTER_SYSTEMD_DEADLINE_S: the helper ends, exit 0, the
@@ -219,25 +560,9 @@ static int verb_enter(const Args *a) {
         AgEnterResult result;
         _cleanup_free_ char *leaf = NULL;
         const char *what = NULL;
-        bool verbose = false;
-        pid_t pid = getppid();
+        bool verbose = a->verbose;
+        pid_t pid = a->pid;
         int r;
-
-        for (int i = 0; i < a->argc; i++) {
-                const char *v;
-
-                if ((v = option_value(a, &i, "--pid"))) {
-                        if (parse_pid(v, &pid) < 0) {
-                                fprintf(stderr, "autogroup enter: invalid pid '%s'\n", v);
-                                return EXIT_USAGE;
-                        }
-                } else if (strcmp(a->argv[i], "-v") == 0 || strcmp(a->argv[i], "--verbose") == 0)
-                        verbose = true;
-                else {
-                        fprintf(stderr, "autogroup enter: unexpected argument '%s'\n", a->argv[i]);
-                        return EXIT_USAGE;
-                }
-        }
 
         r = find_hierarchy(a, &h);
         if (r < 0) {
@@ -248,7 +573,7 @@ static int verb_enter(const Args *a) {
         }
         char root[AG_ROOT_NAME_MAX + 1];
         r = ag_enter(h, session_root(a, h, root, sizeof root), pid, getuid(), &result, &leaf, &what);
-        if (r >= 0 && result == AG_ENTER_NOT_MANAGED && mode_env_is_systemd()) {
+        if (r >= 0 && result == AG_ENTER_NOT_MANAGED && login_is_systemd()) {
                 /* a login of pam_autogroup's systemd mode: a scope of the user's manager */
                 char why[256] = "";
 
@@ -380,24 +705,11 @@ static int only_user(const Args *a, const char *user, uid_t *ret) {
 static int verb_status(const Args *a) {
         AgHierarchy *h = NULL;
         AgStatus *s = NULL;
-        const char *user = NULL;
-        bool json = false;
+        bool json = a->json;
         uid_t only = (uid_t) -1;
         int r;
 
-        for (int i = 0; i < a->argc; i++) {
-                const char *v;
-
-                if ((v = option_value(a, &i, "--user")))
-                        user = v;
-                else if (strcmp(a->argv[i], "--json") == 0)
-                        json = true;
-                else {
-                        fprintf(stderr, "autogroup status: unexpected argument '%s'\n", a->argv[i]);
-                        return EXIT_USAGE;
-                }
-        }
-        if (only_user(a, user, &only) < 0)
+        if (only_user(a, a->user, &only) < 0)
                 return EXIT_FAILURE;
 
         if (find_hierarchy_or_report(a, &h) < 0)
@@ -410,7 +722,7 @@ static int verb_status(const Args *a) {
         }
         r = ag_status_collect(h, session_root(a, h, root, sizeof root), only, &s);
         /* no cgroupfs tree on a host where the systemd mode applies: its units */
-        if (r >= 0 && !s->tree && ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) == AG_MODE_SYSTEMD) {
+        if (r >= 0 && !s->tree && auto_is_systemd(h)) {
                 ag_status_free(s);
                 s = NULL;
                 r = ag_status_systemd_collect(h, only, &s);
@@ -441,8 +753,7 @@ static int metrics_collect(const Args *a, const AgHierarchy *h, uid_t only, AgMe
                 return r;
         for (size_t i = 0; r >= 0 && i < (a->root_given ? 1 : t.n); i++) {
                 const char *root = a->root_given ? a->root : t.v[i].value;
-                bool systemd = a->root_given ? ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) ==
-                                               AG_MODE_SYSTEMD : ag_target_is_systemd(&t.v[i], h);
+                bool systemd = a->root_given ? auto_is_systemd(h) : ag_target_is_systemd(&t.v[i], h);
                 _cleanup_close_ int mfd = -1, rfd = -1;
 
                 /* no cgroupfs tree where the systemd mode applies: its user slices */
@@ -467,23 +778,11 @@ static int metrics_collect(const Args *a, const AgHierarchy *h, uid_t only, AgMe
 static int verb_metrics(const Args *a) {
         AgHierarchy *h = NULL;
         AgMetrics m = {};
-        const char *user = NULL, *output = NULL;
+        const char *output = a->output;
         uid_t only;
         int r;
 
-        for (int i = 0; i < a->argc; i++) {
-                const char *o;
-
-                if ((o = option_value(a, &i, "--user")))
-                        user = o;
-                else if ((o = option_value(a, &i, "--output")))
-                        output = o;
-                else {
-                        fprintf(stderr, "autogroup metrics: unexpected argument '%s'\n", a->argv[i]);
-                        return EXIT_USAGE;
-                }
-        }
-        if (only_user(a, user, &only) < 0)
+        if (only_user(a, a->user, &only) < 0)
                 return EXIT_FAILURE;
         if (find_hierarchy_or_report(a, &h) < 0)
                 return EXIT_FAILURE;
@@ -529,7 +828,7 @@ static int check_one(const Args *a, const char *path) {
         else
                 printf("%s: %d error%s\n", path, r, r == 1 ? "" : "s");
         /* systemd mode: what systemd has now, and where its own settings beat a rule */
-        if (find_hierarchy(a, &h) >= 0 && h && ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) == AG_MODE_SYSTEMD)
+        if (find_hierarchy(a, &h) >= 0 && h && auto_is_systemd(h))
                 ag_check_systemd(config, h, stdout);
         ag_hierarchy_free(h);
         ag_config_free(config);
@@ -542,10 +841,6 @@ static int verb_check(const Args *a) {
         AgTargets t;
         int ret = 0;
 
-        if (a->argc > 1) {
-                fprintf(stderr, "autogroup check: at most one FILE\n");
-                return EXIT_USAGE;
-        }
         if (a->argc == 1)
                 return check_one(a, a->argv[0]);
         if (ag_targets_from_pam(a->pam_dir, true, AG_DEFAULT_CONF, stdout, &t) < 0) {
@@ -607,27 +902,11 @@ static int explain_one(const Args *a, const char *path, const char *user, const 
 }
 
 static int verb_explain(const Args *a) {
-        const char *path = NULL, *user = NULL;
+        const char *path = a->conf, *user = a->argv[0];
         AgNssUser *u = NULL;
         AgTargets t;
         int r, ret = 0;
 
-        for (int i = 0; i < a->argc; i++) {
-                const char *v;
-
-                if ((v = option_value(a, &i, "--conf")))
-                        path = v;
-                else if (!user && a->argv[i][0] != '-')
-                        user = a->argv[i];
-                else {
-                        fprintf(stderr, "autogroup explain: unexpected argument '%s'\n", a->argv[i]);
-                        return EXIT_USAGE;
-                }
-        }
-        if (!user) {
-                fprintf(stderr, "autogroup explain: which USER?\n");
-                return EXIT_USAGE;
-        }
         r = ag_nss_user_get(user, &u);
         if (r < 0) {
                 fprintf(stderr, "autogroup explain: unknown user '%s'%s%s\n", user, r == -ENOENT ? "" : ": ",
@@ -757,10 +1036,6 @@ static int verb_gc(const Args *a) {
         AgHierarchy *h = NULL;
         int r;
 
-        if (a->argc > 0) {
-                fprintf(stderr, "autogroup gc: unexpected argument '%s'\n", a->argv[0]);
-                return EXIT_USAGE;
-        }
         if (find_hierarchy_as_root(a, "remove groups", &h) < 0)
                 return EXIT_FAILURE;
         struct gc_log g = { .audit_fd = -1 };
@@ -814,85 +1089,14 @@ static int verb_gc(const Args *a) {
 
 /* ---- run, set (latency classes) ---- */
 
-/* Parses the options run and set share; returns the index of the first
- * argument that is not one, or -1 after a message. */
-static int parse_run_options(const char *verb, int argc, char **argv, AgRunOptions *o) {
-        int i;
-
-        *o = (AgRunOptions) { .latency = AG_LATENCY_DEFAULT, .idle = -1,
-                              .interactive = ag_interactive_from_string(getenv(AG_INTERACTIVE_ENV)) };
-        for (i = 0; i < argc; i++) {
-                const char *s = argv[i], *v = NULL;
-                unsigned long w;
-
-                if (strcmp(s, "--") == 0)
-                        return i + 1;
-                if (s[0] != '-')
-                        return i;
-                if (strcmp(s, "--latency") == 0 || strcmp(s, "--weight") == 0 ||
-                    (strcmp(s, "--idle") == 0 && strcmp(verb, "set") == 0)) {
-                        if (i + 1 >= argc) {
-                                fprintf(stderr, "autogroup %s: %s needs a value\n", verb, s);
-                                return -1;
-                        }
-                        v = argv[++i];
-                } else if (strncmp(s, "--latency=", 10) == 0 || strncmp(s, "--weight=", 9) == 0 ||
-                           strncmp(s, "--idle=", 7) == 0)
-                        v = strchr(s, '=') + 1;
-
-                if (strncmp(s, "--latency", 9) == 0 && v) {
-                        if (ag_latency_from_string(v, &o->latency) < 0) {
-                                fprintf(stderr, "autogroup %s: invalid latency class '%s' "
-                                                "(0|batch, 1|normal, 2|interactive, 3|audio)\n", verb, v);
-                                return -1;
-                        }
-                        o->set_latency = true;
-                } else if (strncmp(s, "--weight", 8) == 0 && v) {
-                        if (ag_safe_atoul(v, AG_WEIGHT_MAX, &w) < 0 || w < AG_WEIGHT_MIN) {
-                                fprintf(stderr, "autogroup %s: invalid weight '%s' (1..10000)\n", verb, v);
-                                return -1;
-                        }
-                        o->weight = (unsigned) w;
-                } else if (strcmp(s, "--idle") == 0 && !v)
-                        o->idle = 1;
-                else if (strncmp(s, "--idle", 6) == 0 && v) {
-                        if (strcmp(v, "yes") == 0)
-                                o->idle = 1;
-                        else if (strcmp(v, "no") == 0)
-                                o->idle = 0;
-                        else {
-                                fprintf(stderr, "autogroup %s: invalid --idle '%s' (yes or no)\n", verb, v);
-                                return -1;
-                        }
-                } else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0)
-                        o->verbose = true;
-                else {
-                        fprintf(stderr, "autogroup %s: unknown option '%s'\n", verb, s);
-                        return -1;
-                }
-        }
-        return i;
-}
-
-/* run and set: the options they share, what each takes after them (run a
- * command line, set one PID or LEAF), then the work in the caller's session. */
+/* run and set: the work in the caller's session, on what each takes after
+ * the options they share (run a command line, set one PID or LEAF). */
 static int verb_run_set(const Args *a) {
         bool run = strcmp(a->verb, "run") == 0;
         AgHierarchy *h = NULL;
-        AgRunOptions o;
-        int i, r;
+        AgRunOptions o = a->run;
+        int r;
 
-        i = parse_run_options(a->verb, a->argc, a->argv, &o);
-        if (i < 0)
-                return EXIT_USAGE;
-        if (run && i >= a->argc) {
-                fprintf(stderr, "autogroup run: which command? (autogroup run [OPTIONS] -- CMD [ARGS...])\n");
-                return EXIT_USAGE;
-        }
-        if (!run && i != a->argc - 1) {
-                fprintf(stderr, "autogroup set: one PID or LEAF expected\n");
-                return EXIT_USAGE;
-        }
         if (!run && !o.set_latency && o.weight == 0 && o.idle < 0) {
                 fprintf(stderr, "autogroup set: nothing to change (--latency, --weight or --idle)\n");
                 return EXIT_USAGE;
@@ -903,12 +1107,12 @@ static int verb_run_set(const Args *a) {
         const char *sroot = session_root(a, h, root, sizeof root);
         pid_t target = getpid();
         if (!run)
-                (void) parse_pid(a->argv[i], &target);
-        if (mode_env_is_systemd() && !ag_run_in_session(h, sroot, target))
+                (void) parse_pid(a->argv[0], &target);
+        if (login_is_systemd() && !ag_run_in_session(h, sroot, target))
                 /* a login of pam_autogroup's systemd mode: a scope of the user's manager */
-                r = run ? ag_run_systemd(h, NULL, &o, a->argv + i) : ag_set_systemd(&o, a->argv[i]);
+                r = run ? ag_run_systemd(h, NULL, &o, a->argv) : ag_set_systemd(&o, a->argv[0]);
         else
-                r = run ? ag_run(h, sroot, &o, a->argv + i) : ag_set(h, sroot, &o, a->argv[i]);
+                r = run ? ag_run(h, sroot, &o, a->argv) : ag_set(h, sroot, &o, a->argv[0]);
         ag_hierarchy_free(h);
         return r;
 }
@@ -916,22 +1120,12 @@ static int verb_run_set(const Args *a) {
 /* ---- container-init ---- */
 
 static int verb_container_init(const Args *a) {
-        const char *leaf = AG_CONTAINER_LEAF;
+        const char *leaf = a->leaf ? a->leaf : AG_CONTAINER_LEAF;
         AgHierarchy *h = NULL;
         unsigned moved = 0;
         bool changed = false;
         int r;
 
-        for (int i = 0; i < a->argc; i++) {
-                const char *v;
-
-                if ((v = option_value(a, &i, "--leaf")))
-                        leaf = v;
-                else {
-                        fprintf(stderr, "autogroup container-init: unexpected argument '%s'\n", a->argv[i]);
-                        return EXIT_USAGE;
-                }
-        }
         if (!ag_root_name_valid(leaf)) {
                 fprintf(stderr, "autogroup container-init: invalid leaf name '%s'\n", leaf);
                 return EXIT_USAGE;
@@ -962,104 +1156,57 @@ static int verb_container_init(const Args *a) {
 
 /* ---- main ---- */
 
-/* Pulls the global options out of argv, wherever they are, and finds the verb. */
-static int parse_args(int argc, char **argv, Args *a) {
-        int n = 0;
-
-        *a = (Args) { .root = AG_ROOT_DEFAULT };
-        a->argv = calloc((size_t) argc + 1, sizeof *a->argv);
-        if (!a->argv)
-                return -ENOMEM;
-        for (int i = 1; i < argc; i++) {
-                const char *s = argv[i];
-
-                if (a->verb && strcmp(s, "--") == 0) {
-                        /* the rest is the verb's (run: the command line) */
-                        for (; i < argc; i++)
-                                a->argv[n++] = argv[i];
-                        break;
-                }
-                if (strcmp(s, "--root") == 0 || strcmp(s, "--hierarchy") == 0) {
-                        if (i + 1 >= argc) {
-                                fprintf(stderr, "autogroup: %s needs a value\n", s);
-                                return -EINVAL;
-                        }
-                        if (s[2] == 'r') {
-                                a->root = argv[++i];
-                                a->root_given = true;
-                        } else
-                                a->hierarchy = argv[++i];
-                } else if (strncmp(s, "--root=", 7) == 0) {
-                        a->root = s + 7;
-                        a->root_given = true;
-                } else if (strncmp(s, "--hierarchy=", 12) == 0)
-                        a->hierarchy = s + 12;
-                else if (strcmp(s, "--pam-dir") == 0) {
-                        if (i + 1 >= argc) {
-                                fprintf(stderr, "autogroup: %s needs a value\n", s);
-                                return -EINVAL;
-                        }
-                        a->pam_dir = argv[++i];
-                } else if (strncmp(s, "--pam-dir=", 10) == 0)
-                        a->pam_dir = s + 10;
-                else if (!a->verb && (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0))
-                        a->verb = "help";
-                else if (!a->verb && strcmp(s, "--version") == 0)
-                        a->verb = "version";
-                else if (!a->verb)
-                        a->verb = s;
-                else
-                        a->argv[n++] = argv[i];
-        }
-        a->argc = n;
-        if (!ag_root_name_valid(a->root)) {
-                fprintf(stderr, "autogroup: invalid root name '%s'\n", a->root);
-                return -EINVAL;
-        }
-        return 0;
+static bool root_valid(const Args *a) {
+        if (ag_root_name_valid(a->root))
+                return true;
+        fprintf(stderr, "autogroup: invalid root name '%s'\n", a->root);
+        return false;
 }
 
+/* autogroup [GLOBAL OPTIONS] VERB [OPTIONS] [ARGS]: the global options, the
+ * verb from the table, its options and operands, then the verb. */
 int main(int argc, char **argv) {
-        Args a;
-        int r;
+        Args a = { .root = AG_ROOT_DEFAULT, .pid = getppid() };
+        const Verb *v = NULL;
+        int i, r = EXIT_USAGE;
 
-        r = parse_args(argc, argv, &a);
-        if (r < 0) {
-                free(a.argv);
-                if (r == -ENOMEM)
-                        fprintf(stderr, "autogroup: out of memory\n");
+        a.run = (AgRunOptions) { .latency = AG_LATENCY_DEFAULT, .idle = -1,
+                                 .interactive = ag_interactive_from_string(getenv(AG_INTERACTIVE_ENV)) };
+        a.argv = calloc((size_t) argc + 1, sizeof *a.argv);
+        if (!a.argv) {
+                fprintf(stderr, "autogroup: out of memory\n");
                 return EXIT_USAGE;
         }
-        if (!a.verb) {
-                usage(stderr);
-                r = EXIT_USAGE;
-        } else if (strcmp(a.verb, "enter") == 0)
-                r = verb_enter(&a);
-        else if (strcmp(a.verb, "status") == 0)
-                r = verb_status(&a);
-        else if (strcmp(a.verb, "metrics") == 0)
-                r = verb_metrics(&a);
-        else if (strcmp(a.verb, "check") == 0)
-                r = verb_check(&a);
-        else if (strcmp(a.verb, "explain") == 0)
-                r = verb_explain(&a);
-        else if (strcmp(a.verb, "gc") == 0)
-                r = verb_gc(&a);
-        else if (strcmp(a.verb, "run") == 0 || strcmp(a.verb, "set") == 0)
-                r = verb_run_set(&a);
-        else if (strcmp(a.verb, "container-init") == 0)
-                r = verb_container_init(&a);
-        else if (strcmp(a.verb, "help") == 0) {
-                usage(stdout);
-                r = 0;
-        } else if (strcmp(a.verb, "version") == 0) {
+        i = parse_options(NULL, "+:", argc, argv, &a);
+        if (i < 0)
+                goto finish;
+        if (!a.help && !a.version && i < argc) {
+                v = verb_find(argv[i]);
+                if (!v) {
+                        fprintf(stderr, "autogroup: unknown verb '%s'\n", argv[i]);
+                        usage(stderr);
+                        goto finish;
+                }
+                a.verb = v->name;
+                if (parse_verb(v, argc - i, argv + i, &a) != 0)
+                        goto finish;
+        }
+        if (!root_valid(&a))
+                goto finish;
+        if (a.help) {
+                if (v)
+                        verb_usage(v, stdout);
+                else
+                        usage(stdout);
+                r = fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+        } else if (a.version) {
                 printf("autogroup (pam_autogroup) " PACKAGE_VERSION "\n");
                 r = 0;
-        } else {
-                fprintf(stderr, "autogroup: unknown verb '%s'\n", a.verb);
+        } else if (!v)
                 usage(stderr);
-                r = EXIT_USAGE;
-        }
+        else
+                r = v->run(&a);
+finish:
         free(a.argv);
         return r;
 }

@@ -383,7 +383,8 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
         }
 
         /* systemd on cgroup v2 with cpu: mode=auto sets unit properties instead */
-        if (ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) == AG_MODE_SYSTEMD) {
+        if (ag_mode_decide(&(AgModeFacts) { .configured = AG_MODE_AUTO, .booted = ag_systemd_booted(NULL),
+                                         .hierarchy = h }) == AG_MODE_SYSTEMD) {
                 ag_explain_systemd(&p, u->uid, out);
                 return;
         }
