@@ -344,6 +344,7 @@ static void build_options(const Verb *v, const char *mode, struct option *longop
         *shortopts = 0;
 }
 
+/* the global options and the most a verb has (4), with room to grow */
 #define OPTIONS_MAX 16
 
 /* getopt_long over argv with the global options and the verb's: operands
@@ -450,7 +451,7 @@ int main(int argc, char **argv) {
                         verb_usage(v, stdout);
                 else
                         usage(stdout);
-                r = fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+                r = 0;
         } else if (a.version) {
                 printf("autogroup (pam_autogroup) " PACKAGE_VERSION "\n");
                 r = 0;

@@ -82,7 +82,6 @@ int parse_pid(const char *s, pid_t *ret) {
         return 0;
 }
 
-
 /* enter, run and set: the mode of the caller's own login, as the module
  * that placed it exported it */
 bool login_is_systemd(void) {
