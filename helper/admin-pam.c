@@ -106,7 +106,8 @@ bool ag_target_is_systemd(const AgTarget *x, const AgHierarchy *h) {
 
         if (m < 0)
                 m = AG_MODE_AUTO;
-        return ag_mode_resolve(m, ag_systemd_booted(NULL), h) == AG_MODE_SYSTEMD;
+        return ag_mode_decide(&(AgModeFacts) { .configured = m, .booted = ag_systemd_booted(NULL), .hierarchy = h }) ==
+               AG_MODE_SYSTEMD;
 }
 
 /* Does the group at fd hold a root-owned user-<uid> or pool-<name> group? */

@@ -299,12 +299,9 @@ void ag_check_systemd(const AgConfig *config, const AgHierarchy *h, FILE *out) {
                 n == 1 ? "" : "s", conflicts, conflicts == 1 ? "" : "s");
 }
 
-void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierarchy *h, FILE *out) {
-        ExplainGroups groups = { .user = u };
-        AgPolicy p;
-
-        ag_policy_resolve(config, u->name, u->uid, explain_in_group, &groups, &p);
-
+/* Who the user is to the rules: name, uid, groups, root's exception, a
+ * group look-up that failed. */
+static void explain_user(const AgNssUser *u, const AgConfig *config, const ExplainGroups *groups, FILE *out) {
         fprintf(out, "user %s (uid %ju), groups:", u->name, (uintmax_t) u->uid);
         for (int i = 0; i < u->n_groups; i++) {
                 struct group *gr = getgrgid(u->groups[i]);
@@ -323,95 +320,123 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
                         skipped == 1 ? "" : "s", u->name);
         }
         /* a directory that is down: the module's log line, and what follows from it */
-        if (groups.failed)
+        if (groups->failed)
                 fprintf(out, "cannot look up group %s (%s; is the directory down?): @group rules not applied, "
-                        "as for a login now\n", groups.failed, strerror(-groups.error));
+                        "as for a login now\n", groups->failed, strerror(-groups->error));
+}
 
+/* Each item's value and the line that set it. */
+static void explain_items(const AgPolicy *p, FILE *out) {
         for (AgItem item = 0; item < _AG_ITEM_MAX; item++) {
-                const AgRule *rule = p.source[item];
+                const AgRule *rule = p->source[item];
                 char value[AG_POOL_NAME_MAX + 16];
                 long v;
 
                 switch (item) {
-                case AG_ITEM_WEIGHT: v = (long) p.weight; break;
-                case AG_ITEM_MAX: v = p.max_pct; break;
-                case AG_ITEM_SESSIONS: v = p.sessions; break;
-                case AG_ITEM_LATENCY: v = (long) p.latency; break;
-                case AG_ITEM_INTERACTIVE: v = (long) p.interactive; break;
-                case AG_ITEM_LEAVES: v = (long) p.leaves; break;
-                case AG_ITEM_LEAVES_NOTTY: v = (long) p.leaves_notty; break;
-                default: v = p.idle; break;
+                case AG_ITEM_WEIGHT: v = (long) p->weight; break;
+                case AG_ITEM_MAX: v = p->max_pct; break;
+                case AG_ITEM_SESSIONS: v = p->sessions; break;
+                case AG_ITEM_LATENCY: v = (long) p->latency; break;
+                case AG_ITEM_INTERACTIVE: v = (long) p->interactive; break;
+                case AG_ITEM_LEAVES: v = (long) p->leaves; break;
+                case AG_ITEM_LEAVES_NOTTY: v = (long) p->leaves_notty; break;
+                default: v = p->idle; break;
                 }
                 if (item == AG_ITEM_POOL)
-                        snprintf(value, sizeof value, "%s", p.pool[0] ? p.pool : "none");
+                        snprintf(value, sizeof value, "%s", p->pool[0] ? p->pool : "none");
                 else
                         ag_item_value_format(item, v, value, sizeof value);
                 print_source(out, "", 11, item, value, rule);
         }
-        /* latency classes */
+}
+
+/* The latency class and what the interactive level gives the leaves. */
+static void explain_scheduler(const AgPolicy *p, FILE *out) {
         char sched[96];
-        ag_latency_describe(p.latency, sched, sizeof sched);
-        fprintf(out, "scheduler: latency class %d (%s): %s, nice kept%s\n", (int) p.latency,
-                ag_latency_to_string(p.latency), sched,
-                p.latency == AG_LATENCY_NORMAL ? ", nothing changed at login" : "");
-        if (p.interactive == 0)
+
+        ag_latency_describe(p->latency, sched, sizeof sched);
+        fprintf(out, "scheduler: latency class %d (%s): %s, nice kept%s\n", (int) p->latency,
+                ag_latency_to_string(p->latency), sched,
+                p->latency == AG_LATENCY_NORMAL ? ", nothing changed at login" : "");
+        if (p->interactive == 0)
                 fprintf(out, "interactive: level 0: autogroup run --latency changes latency only\n");
         else
                 fprintf(out, "interactive: level %u: the leaf of autogroup run --latency gets weight "
                         "batch %u, normal %u, interactive %u, audio %u (login/ has %u; the user's share unchanged)\n",
-                        p.interactive, ag_latency_leaf_weight(AG_LATENCY_BATCH, p.interactive),
-                        ag_latency_leaf_weight(AG_LATENCY_NORMAL, p.interactive),
-                        ag_latency_leaf_weight(AG_LATENCY_INTERACTIVE, p.interactive),
-                        ag_latency_leaf_weight(AG_LATENCY_AUDIO, p.interactive), AG_WEIGHT_DEFAULT);
+                        p->interactive, ag_latency_leaf_weight(AG_LATENCY_BATCH, p->interactive),
+                        ag_latency_leaf_weight(AG_LATENCY_NORMAL, p->interactive),
+                        ag_latency_leaf_weight(AG_LATENCY_INTERACTIVE, p->interactive),
+                        ag_latency_leaf_weight(AG_LATENCY_AUDIO, p->interactive), AG_WEIGHT_DEFAULT);
+}
 
-        /* pools: the pool's own limits and the lines that set them */
-        AgPolicy pool;
-        if (p.pool[0]) {
-                ag_pool_policy_resolve(config, p.pool, &pool);
-                fprintf(out, "pool %s:\n", p.pool);
-                for (AgItem item = 0; item < _AG_ITEM_MAX; item++) {
-                        const AgRule *rule = pool.source[item];
-                        char value[AG_POOL_NAME_MAX + 16];
-                        long v;
-
-                        if (item != AG_ITEM_WEIGHT && item != AG_ITEM_MAX && item != AG_ITEM_IDLE)
-                                continue;
-                        v = item == AG_ITEM_WEIGHT ? (long) pool.weight : item == AG_ITEM_MAX ? pool.max_pct : pool.idle;
-                        ag_item_value_format(item, v, value, sizeof value);
-                        print_source(out, "  ", 7, item, value, rule);
-                }
-        }
-
-        /* systemd on cgroup v2 with cpu: mode=auto sets unit properties instead */
-        if (ag_mode_resolve(AG_MODE_AUTO, ag_systemd_booted(NULL), h) == AG_MODE_SYSTEMD) {
-                ag_explain_systemd(&p, u->uid, out);
+/* The pool's own limits and the lines that set them (the pool's policy into
+ * *ret_pool, untouched without a pool). */
+static void explain_pool(const AgConfig *config, const AgPolicy *p, AgPolicy *ret_pool, FILE *out) {
+        if (!p->pool[0])
                 return;
+        ag_pool_policy_resolve(config, p->pool, ret_pool);
+        fprintf(out, "pool %s:\n", p->pool);
+        for (AgItem item = 0; item < _AG_ITEM_MAX; item++) {
+                char value[AG_POOL_NAME_MAX + 16];
+                long v;
+
+                if (item != AG_ITEM_WEIGHT && item != AG_ITEM_MAX && item != AG_ITEM_IDLE)
+                        continue;
+                v = item == AG_ITEM_WEIGHT ? (long) ret_pool->weight : item == AG_ITEM_MAX ? ret_pool->max_pct
+                                                                                           : ret_pool->idle;
+                ag_item_value_format(item, v, value, sizeof value);
+                print_source(out, "  ", 7, item, value, ret_pool->source[item]);
         }
-        if (!p.sessions)
+}
+
+/* The cgroupfs mode: the layout, the place and the values written. */
+static void explain_layout(const AgPolicy *p, const AgPolicy *pool, const AgNssUser *u, const AgHierarchy *h,
+                           FILE *out) {
+        if (!p->sessions)
                 fprintf(out, "layout: one group for the user (sessions no), no session level\n");
         else
                 fprintf(out, "layout: a group for the user, one below it for each session\n");
-        if (p.pool[0])
-                fprintf(out, "place: <root>/pool-%s/user-%ju (in systemd mode the pool is not applied)\n", p.pool,
+        if (p->pool[0])
+                fprintf(out, "place: <root>/pool-%s/user-%ju (in systemd mode the pool is not applied)\n", p->pool,
                         (uintmax_t) u->uid);
         else
                 fprintf(out, "place: <root>/user-%ju (no pool)\n", (uintmax_t) u->uid);
         if (h && h->has_cpu) {
-                if (p.pool[0]) {
-                        fprintf(out, "pool-%s ", p.pool);
-                        print_values(&pool, h->version, out);
+                if (p->pool[0]) {
+                        fprintf(out, "pool-%s ", p->pool);
+                        print_values(pool, h->version, out);
                         fprintf(out, "user-%ju ", (uintmax_t) u->uid);
                 }
-                print_values(&p, h->version, out);
+                print_values(p, h->version, out);
         } else {
                 fprintf(out, "no cpu controller found on this machine; the values would be:\n");
-                if (p.pool[0]) {
-                        fprintf(out, "pool-%s ", p.pool);
-                        print_values(&pool, 1, out);
-                        fprintf(out, "pool-%s ", p.pool);
-                        print_values(&pool, 2, out);
+                if (p->pool[0]) {
+                        fprintf(out, "pool-%s ", p->pool);
+                        print_values(pool, 1, out);
+                        fprintf(out, "pool-%s ", p->pool);
+                        print_values(pool, 2, out);
                 }
-                print_values(&p, 1, out);
-                print_values(&p, 2, out);
+                print_values(p, 1, out);
+                print_values(p, 2, out);
         }
+}
+
+void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierarchy *h, FILE *out) {
+        ExplainGroups groups = { .user = u };
+        AgPolicy p, pool = {};
+
+        ag_policy_resolve(config, u->name, u->uid, explain_in_group, &groups, &p);
+        explain_user(u, config, &groups, out);
+        explain_items(&p, out);
+        explain_scheduler(&p, out);
+        /* pools: the pool's own limits and the lines that set them */
+        explain_pool(config, &p, &pool, out);
+
+        /* systemd on cgroup v2 with cpu: mode=auto sets unit properties instead */
+        if (ag_mode_decide(&(AgModeFacts) { .configured = AG_MODE_AUTO, .booted = ag_systemd_booted(NULL),
+                                         .hierarchy = h }) == AG_MODE_SYSTEMD) {
+                ag_explain_systemd(&p, u->uid, out);
+                return;
+        }
+        explain_layout(&p, &pool, u, h, out);
 }

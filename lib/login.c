@@ -40,20 +40,20 @@ int ag_login_hierarchy(AgLogin *l) {
 }
 
 int ag_login_new(AgMode requested, AgLogin **ret) {
+        AgModeFacts f = { .configured = requested };
         AgLogin *l;
 
         l = calloc(1, sizeof *l);
         if (!l)
                 return -ENOMEM;
         l->state = AG_LOGIN_NEW;
-        if (requested == AG_MODE_CGROUPFS || requested == AG_MODE_SYSTEMD)
-                l->mode = requested;
-        else if (!ag_systemd_booted(NULL))
-                l->mode = AG_MODE_CGROUPFS;          /* costs one lstat on hosts without systemd */
-        else {
-                (void) ag_login_hierarchy(l);        /* none: the cgroupfs backend says why */
-                l->mode = ag_mode_resolve(requested, true, l->hierarchy);
-        }
+        /* auto costs one lstat on hosts without systemd; the hierarchy is
+         * looked up only where it decides (none: the cgroupfs backend says why) */
+        f.booted = requested == AG_MODE_AUTO && ag_systemd_booted(NULL);
+        if (f.booted)
+                (void) ag_login_hierarchy(l);
+        f.hierarchy = l->hierarchy;
+        l->mode = ag_mode_decide(&f);
         *ret = l;
         return 0;
 }

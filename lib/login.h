@@ -104,9 +104,10 @@ typedef struct AgLoginParams {
         void *removed_userdata;
 } AgLoginParams;
 
-/* Decides the mode of one login: CGROUPFS and SYSTEMD as asked; AUTO
- * becomes SYSTEMD on a systemd host whose cgroup v2 offers cpu. The
- * hierarchy found on the way is kept for the backend. -ENOMEM only. */
+/* Decides the mode of one login by ag_mode_decide() (lib/mode.h): CGROUPFS
+ * and SYSTEMD as asked; AUTO becomes SYSTEMD on a systemd host whose cgroup
+ * v2 offers cpu. The hierarchy found on the way is kept for the backend.
+ * -ENOMEM only. */
 int ag_login_new(AgMode requested, AgLogin **ret);
 
 /* Applies the policy: the latency class to the calling thread (any mode,

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #endif
 
-/* systemd mode: the mode decision, unit names, and the D-Bus calls to the
+/* systemd mode: unit names, and the D-Bus calls to the
  * system and user managers (libsystemd loaded with dlopen()). See systemd.h. */
 
 #include <assert.h>
@@ -27,27 +27,6 @@
 #include "sdbus.h"
 #include "util.h"
 
-static const char *const mode_table[_AG_MODE_MAX] = {
-        [AG_MODE_AUTO] = "auto",
-        [AG_MODE_CGROUPFS] = "cgroupfs",
-        [AG_MODE_SYSTEMD] = "systemd",
-};
-
-const char *ag_mode_to_string(AgMode m) {
-        if (m < 0 || m >= _AG_MODE_MAX)
-                return NULL;
-        return mode_table[m];
-}
-
-AgMode ag_mode_from_string(const char *s) {
-        if (!s)
-                return _AG_MODE_INVALID;
-        for (int i = 0; i < _AG_MODE_MAX; i++)
-                if (strcmp(s, mode_table[i]) == 0)
-                        return (AgMode) i;
-        return _AG_MODE_INVALID;
-}
-
 bool ag_systemd_booted(const char *runtime_dir) {
         char path[512];
         struct stat st;
@@ -58,20 +37,6 @@ bool ag_systemd_booted(const char *runtime_dir) {
                 return false;
         /* lstat: sd_booted() does the same; a symlink does not count. */
         return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-AgMode ag_mode_resolve(AgMode requested, bool booted, const AgHierarchy *h) {
-        switch (requested) {
-        case AG_MODE_CGROUPFS:
-        case AG_MODE_SYSTEMD:
-                return requested;
-        case AG_MODE_AUTO:
-                if (booted && h && h->version == 2 && h->has_cpu)
-                        return AG_MODE_SYSTEMD;
-                return AG_MODE_CGROUPFS;
-        default:
-                return AG_MODE_CGROUPFS;
-        }
 }
 
 void ag_policy_to_unit_values(const AgPolicy *policy, AgUnitValues *ret) {

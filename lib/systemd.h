@@ -20,15 +20,8 @@
 #include <sys/types.h>
 
 #include "cgroup.h"
+#include "mode.h"
 #include "policy.h"
-
-typedef enum AgMode {
-        AG_MODE_AUTO,                  /* systemd when booted with systemd on cgroup v2 with cpu */
-        AG_MODE_CGROUPFS,              /* the plain cgroupfs tree below <root> */
-        AG_MODE_SYSTEMD,               /* user slices and session scopes through systemd */
-        _AG_MODE_MAX,
-        _AG_MODE_INVALID = -EINVAL,
-} AgMode;
 
 /* The PAM data pam_systemd (>= 239) reads as the session scope's CPUWeight=. */
 #define AG_SYSTEMD_DATA_CPU_WEIGHT "systemd.cpu_weight"
@@ -36,18 +29,9 @@ typedef enum AgMode {
 #define AG_SYSTEMD_CPU_WEIGHT_IDLE UINT64_C(0)
 #define AG_SYSTEMD_USEC_INFINITY UINT64_MAX
 
-const char *ag_mode_to_string(AgMode m);
-AgMode ag_mode_from_string(const char *s);
-
 /* Like sd_booted(): is runtime_dir/systemd/system a directory? runtime_dir
  * NULL means "/run". */
 bool ag_systemd_booted(const char *runtime_dir);
-
-/* Decides the mode for a session. AUTO becomes SYSTEMD when booted and h is a
- * cgroup v2 hierarchy offering cpu (systemd >= 252 then enables cpu for user
- * slices), CGROUPFS otherwise; CGROUPFS and SYSTEMD stay as they are.
- * h may be NULL (no cgroup hierarchy found). */
-AgMode ag_mode_resolve(AgMode requested, bool booted, const AgHierarchy *h);
 
 /* The unit property values for a policy. */
 typedef struct AgUnitValues {

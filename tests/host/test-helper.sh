@@ -640,7 +640,32 @@ kill "$PIH" 2>/dev/null
 touch "$T/h1.go"; wait "$PID_h1" 2>/dev/null
 check "session h1 removed at close" test ! -e "$CPU$SH"
 
-echo "# 14. cleanup"
+echo "# 14. the command line: the verb table, its help and its errors"
+out=$("$HELPER" --help 2>&1); rc=$?
+verbs=$(sed -n '/^Verbs/,/^$/p' <<<"$out" | grep -oE '^  [a-z-]+' | tr -d ' ' | tr '\n' ' ')
+check_eq "--help lists every verb, exit 0" "0:enter status metrics check explain gc run set container-init " "$rc:$verbs"
+for v in $verbs; do
+        out=$("$HELPER" "$v" --help 2>&1); rc=$?
+        opts=$(sed -n '/^Options:/,/^$/p' <<<"$out" | grep -oE -- '^  (-[a-z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+' |
+               tr '\n' ' ')
+        syn=$(head -n1 <<<"$out" | sed 's/^Usage: autogroup \[--root NAME\] //' | grep -oE -- '\[--[a-z-]+' | tr -d '[' |
+              tr '\n' ' ')
+        check_eq "$v --help: exit 0, its options as its synopsis names them" "0:$syn" "$rc:$opts"
+done
+syn=$(sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$abs_top_srcdir/man/autogroup.1" | sed 's/\\-/-/g')
+check_eq "autogroup(1)'s SYNOPSIS names every verb of the table" "" \
+        "$(for v in $verbs; do grep -qE "^\.B (autogroup )?$v\$" <<<"$syn" || echo "$v"; done)"
+check_eq "run -h: run's help, not a command" "Usage: autogroup [--root NAME] run" \
+        "$("$HELPER" run -h 2>&1 | head -n1 | cut -d' ' -f1-5)"
+for bad in "bogus" "status --frob" "status extra" "enter --pid" "enter --pid 0" "explain" "check a b" \
+           "set 1" "set --idle maybe 1" "run" "run --weight 0 -- true" "--root .. status" "--root" ""; do
+        out=$("$HELPER" $bad 2>&1 >/dev/null); rc=$?
+        check_eq "'autogroup $bad': a usage error (exit 2) with a message" "2:yes" "$rc:$([ -n "$out" ] && echo yes)"
+done
+check_eq "options after the verb, its operands anywhere: explain USER --conf FILE" \
+        "$("$HELPER" explain --conf "$CONF" "$UA" 2>&1)" "$("$HELPER" explain "$UA" --conf="$CONF" 2>&1)"
+
+echo "# 15. cleanup"
 kill "$PIB" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$PIB" ] || break; sleep 0.05; done
 touch "$T/b1.go"; wait "$PID_b1" 2>/dev/null
 $AG gc >/dev/null 2>&1

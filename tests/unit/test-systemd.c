@@ -51,22 +51,36 @@ static void test_mode_names(void **state) {
         assert_null(ag_mode_to_string(_AG_MODE_INVALID));
 }
 
-static void test_mode_resolve(void **state) {
+static AgMode decide(AgMode configured, bool booted, const AgHierarchy *h) {
+        return ag_mode_decide(&(AgModeFacts) { .configured = configured, .booted = booted, .hierarchy = h });
+}
+
+static AgMode decide_in_login(const char *exported, AgMode configured, const AgHierarchy *h) {
+        return ag_mode_decide(&(AgModeFacts) { .configured = configured, .booted = true, .hierarchy = h,
+                                               .in_login = true, .exported = exported });
+}
+
+static void test_mode_decide(void **state) {
         AgHierarchy v2cpu = { .version = 2, .mount = (char *) "/sys/fs/cgroup", .has_cpu = true };
         AgHierarchy v2 = { .version = 2, .mount = (char *) "/sys/fs/cgroup/unified", .has_cpu = false };
         AgHierarchy v1 = { .version = 1, .mount = (char *) "/sys/fs/cgroup/cpu", .has_cpu = true };
 
         (void) state;
         /* auto: systemd only when booted with systemd on cgroup v2 with cpu */
-        assert_int_equal(ag_mode_resolve(AG_MODE_AUTO, true, &v2cpu), AG_MODE_SYSTEMD);
-        assert_int_equal(ag_mode_resolve(AG_MODE_AUTO, false, &v2cpu), AG_MODE_CGROUPFS);
-        assert_int_equal(ag_mode_resolve(AG_MODE_AUTO, true, &v1), AG_MODE_CGROUPFS);
-        assert_int_equal(ag_mode_resolve(AG_MODE_AUTO, true, &v2), AG_MODE_CGROUPFS);
-        assert_int_equal(ag_mode_resolve(AG_MODE_AUTO, true, NULL), AG_MODE_CGROUPFS);
+        assert_int_equal(decide(AG_MODE_AUTO, true, &v2cpu), AG_MODE_SYSTEMD);
+        assert_int_equal(decide(AG_MODE_AUTO, false, &v2cpu), AG_MODE_CGROUPFS);
+        assert_int_equal(decide(AG_MODE_AUTO, true, &v1), AG_MODE_CGROUPFS);
+        assert_int_equal(decide(AG_MODE_AUTO, true, &v2), AG_MODE_CGROUPFS);
+        assert_int_equal(decide(AG_MODE_AUTO, true, NULL), AG_MODE_CGROUPFS);
         /* forced modes stay */
-        assert_int_equal(ag_mode_resolve(AG_MODE_CGROUPFS, true, &v2cpu), AG_MODE_CGROUPFS);
-        assert_int_equal(ag_mode_resolve(AG_MODE_SYSTEMD, false, NULL), AG_MODE_SYSTEMD);
-        assert_int_equal(ag_mode_resolve(AG_MODE_SYSTEMD, true, &v1), AG_MODE_SYSTEMD);
+        assert_int_equal(decide(AG_MODE_CGROUPFS, true, &v2cpu), AG_MODE_CGROUPFS);
+        assert_int_equal(decide(AG_MODE_SYSTEMD, false, NULL), AG_MODE_SYSTEMD);
+        assert_int_equal(decide(AG_MODE_SYSTEMD, true, &v1), AG_MODE_SYSTEMD);
+        /* a verb in the caller's login: what the module exported, whatever the host */
+        assert_int_equal(decide_in_login("systemd", AG_MODE_AUTO, &v1), AG_MODE_SYSTEMD);
+        assert_int_equal(decide_in_login(NULL, AG_MODE_AUTO, &v2cpu), AG_MODE_CGROUPFS);
+        assert_int_equal(decide_in_login("", AG_MODE_SYSTEMD, &v2cpu), AG_MODE_CGROUPFS);
+        assert_int_equal(decide_in_login("Systemd", AG_MODE_AUTO, &v2cpu), AG_MODE_CGROUPFS);
 }
 
 static void test_booted(void **state) {
@@ -1302,7 +1316,7 @@ static void test_slice_no_manager(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_mode_names),
-                cmocka_unit_test(test_mode_resolve),
+                cmocka_unit_test(test_mode_decide),
                 cmocka_unit_test(test_booted),
                 cmocka_unit_test(test_unit_values),
                 cmocka_unit_test(test_slice_name),

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* autogroup gc and container-init: the verbs only root may use. */
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include "config.h"             /* autoconf: HAVE_LIBAUDIT */
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "acct.h"
+#include "admin-pam.h"
+#ifdef HAVE_LIBAUDIT
+#include <libaudit.h>
+#endif
+#include "container.h"
+#include "session.h"
+#include "systemd.h"
+#include "util.h"
+#include "verbs.h"
+
+/* ---- gc ---- */
+
+/* Every group gc removes: a line on stdout, the module's debug line
+ * ("removed PATH") through syslog, and the module's audit record
+ * (op=autogroup-remove) with the uid the path names. A session group also
+ * gets the module's accounting line ("session PATH removed: ...") and its
+ * record (op=autogroup-session-end state=removed), with the CPU time it
+ * used up to its removal (doc/design.md, "CPU accounting"). */
+struct gc_log {
+        int audit_fd;                  /* -1: none (no audit in the kernel, or not built) */
+};
+
+/* The uid the path names ("/<root>/[pool-<name>/]user-<uid>[/...]": the
+ * first user-<uid> component), (uid_t) -1 for none, and its user's name. */
+static uid_t path_owner(const char *path, const char **ret_name) {
+        _cleanup_free_ char *copy = strdup(path);
+        const struct passwd *pw;
+        uid_t uid = (uid_t) -1;
+        char *save = NULL;
+
+        *ret_name = "?";
+        if (!copy)
+                return uid;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
+                if (ag_user_group_parse(c, &uid) >= 0)
+                        break;
+        pw = uid != (uid_t) -1 ? getpwuid(uid) : NULL;
+        if (pw)
+                *ret_name = pw->pw_name;
+        return uid;
+}
+
+static void gc_audit(struct gc_log *g, const char *op, uid_t uid, const char *user, const char *path,
+                     const char *extra) {
+#ifdef HAVE_LIBAUDIT
+        char msg[768], *acct;
+
+        if (g->audit_fd < 0)
+                return;
+        acct = audit_encode_nv_string("acct", user, 0);
+        if (uid != (uid_t) -1)
+                snprintf(msg, sizeof msg, "op=%s %s uid=%lu cgroup=%s%s%s", op, acct ? acct : "acct=?",
+                         (unsigned long) uid, path, extra ? " " : "", extra ? extra : "");
+        else
+                snprintf(msg, sizeof msg, "op=%s %s cgroup=%s%s%s", op, acct ? acct : "acct=?", path,
+                         extra ? " " : "", extra ? extra : "");
+        free(acct);
+        if (audit_log_user_message(g->audit_fd, AUDIT_TRUSTED_APP, msg, NULL, NULL, NULL, 1) <= 0 &&
+            errno != EPERM && errno != ECONNREFUSED)
+                syslog(LOG_ERR, "cannot write audit record: %m");
+#else
+        (void) g;
+        (void) op;
+        (void) uid;
+        (void) user;
+        (void) path;
+        (void) extra;
+#endif
+}
+
+static void print_removed(void *userdata, const char *path, const AgCpuUsage *usage) {
+        struct gc_log *g = userdata;
+        char fields[200], extra[240];
+        const char *user;
+        uid_t uid = path_owner(path, &user);
+
+        printf("removed %s\n", path);
+        syslog(LOG_DEBUG, "removed %s", path);
+        gc_audit(g, "autogroup-remove", uid, user, path, NULL);
+        /* its open time is the login's, unknown here: wall_usec=? */
+        if (usage && ag_acct_format(usage, -1, fields, sizeof fields) >= 0) {
+                AgAcctRecord ar = { .cgroup = path, .state = "removed", .user = strcmp(user, "?") ? user : NULL,
+                                    .uid = uid, .by = "gc", .usage = usage, .wall_usec = -1 };
+                char record[AG_ACCT_RECORD_MAX];
+
+                if (ag_acct_record_format(&ar, record, sizeof record) >= 0)
+                        syslog(LOG_INFO, "%s", record);
+                snprintf(extra, sizeof extra, "state=removed %s", fields);
+                gc_audit(g, "autogroup-session-end", uid, user, path, extra);
+        }
+}
+
+static void print_slice_forgotten(void *userdata, const char *slice) {
+        (void) userdata;
+        printf("removed the runtime properties pam_autogroup set on %s (not running)\n", slice);
+        syslog(LOG_DEBUG, "removed the runtime properties of %s", slice);
+}
+
+static int gc_root(const AgHierarchy *h, const char *root, struct gc_log *g, int *removed) {
+        int r = ag_gc(h, root, print_removed, g);
+
+        if (r > 0) {
+                *removed += r;
+                syslog(LOG_INFO, "gc: %d empty group%s removed below %s", r, r == 1 ? "" : "s", root);
+        } else if (r < 0)
+                syslog(LOG_ERR, "gc below %s: %s", root, strerror(-r));
+        return r;
+}
+
+int verb_gc(const Args *a) {
+        AgHierarchy *h = NULL;
+        int r;
+
+        if (find_hierarchy_as_root(a, "remove groups", &h) < 0)
+                return EXIT_FAILURE;
+        struct gc_log g = { .audit_fd = -1 };
+        openlog("autogroup", LOG_PID, LOG_AUTHPRIV);
+#ifdef HAVE_LIBAUDIT
+        g.audit_fd = audit_open();
+        if (g.audit_fd < 0 && errno != EINVAL && errno != EPROTONOSUPPORT && errno != EAFNOSUPPORT)
+                syslog(LOG_ERR, "audit_open: %m");
+#endif
+        /* --root, or every root= of the module's lines */
+        AgTargets t;
+        int removed = 0;
+        if (a->root_given)
+                r = gc_root(h, a->root, &g, &removed);
+        else if ((r = ag_targets_from_pam(a->pam_dir, false, a->root, NULL, &t)) >= 0) {
+                for (size_t i = 0; r >= 0 && i < t.n; i++) {
+                        ag_target_print_source(&t, &t.v[i], "root", a->pam_dir, stdout);
+                        r = gc_root(h, t.v[i].value, &g, &removed);
+                }
+                ag_targets_done(&t);
+        }
+        /* systemd mode: the module's runtime drop-ins of user slices that are not running */
+        if (r >= 0 && h->version == 2 && ag_systemd_booted(NULL)) {
+                static const AgSystemdPaths paths = {
+                        .control_dir = AG_SYSTEMD_CONTROL_DIR,
+                        .record_dir = AG_SYSTEMD_RECORD_DIR,
+                };
+                int n = ag_systemd_gc(h->mount, &paths, print_slice_forgotten, NULL);
+
+                if (n > 0)
+                        syslog(LOG_INFO, "gc: the runtime properties of %d user slice%s not running removed", n,
+                               n == 1 ? "" : "s");
+                else if (n < 0)
+                        syslog(LOG_ERR, "gc of %s: %s", AG_SYSTEMD_RECORD_DIR, strerror(-n));
+        }
+        ag_hierarchy_free(h);
+#ifdef HAVE_LIBAUDIT
+        if (g.audit_fd >= 0)
+                audit_close(g.audit_fd);
+#endif
+        if (r < 0) {
+                closelog();
+                fprintf(stderr, "autogroup gc: %s\n", strerror(-r));
+                return EXIT_FAILURE;
+        }
+        closelog();
+        r = removed;
+        printf("%d group%s removed\n", r, r == 1 ? "" : "s");
+        return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
+
+/* ---- container-init ---- */
+
+int verb_container_init(const Args *a) {
+        const char *leaf = a->leaf ? a->leaf : AG_CONTAINER_LEAF;
+        AgHierarchy *h = NULL;
+        unsigned moved = 0;
+        bool changed = false;
+        int r;
+
+        if (!ag_root_name_valid(leaf)) {
+                fprintf(stderr, "autogroup container-init: invalid leaf name '%s'\n", leaf);
+                return EXIT_USAGE;
+        }
+        if (find_hierarchy_as_root(a, "move the container's processes", &h) < 0)
+                return EXIT_FAILURE;
+        if (h->version == 1) {
+                printf("cgroup v1 at %s: nothing to do\n", h->mount);
+                ag_hierarchy_free(h);
+                return 0;
+        }
+        r = ag_container_init(h, leaf, &moved, &changed);
+        if (r == -EOPNOTSUPP)
+                fprintf(stderr, "autogroup container-init: %s does not offer the cpu controller "
+                        "(the container's host or runtime must delegate it)\n", h->mount);
+        else if (r < 0)
+                fprintf(stderr, "autogroup container-init: cannot enable cpu below %s: %s\n", h->mount, strerror(-r));
+        else if (!changed)
+                printf("cpu already enabled below %s: nothing to do\n", h->mount);
+        else
+                printf("moved %u process%s into %s/%s; cpu enabled below %s\n", moved, moved == 1 ? "" : "es",
+                       h->mount, leaf, h->mount);
+        ag_hierarchy_free(h);
+        if (r < 0)
+                return EXIT_FAILURE;
+        return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
