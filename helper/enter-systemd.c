@@ -98,6 +98,29 @@ bool ag_scope_wait_arrival(const AgHierarchy *h, pid_t pid, const char *unit_pat
         }
 }
 
+/* Is pid, at path, in a login's session scope and not the login shell
+ * itself? Else *ret_result says why not. */
+static bool in_session_scope(const AgHierarchy *h, const char *path, pid_t pid, uid_t uid, pid_t sid,
+                             AgEnterResult *ret_result) {
+        switch (ag_scope_place(path, uid, sid)) {
+        case AG_SCOPE_PLACE_OWN:
+                *ret_result = AG_ENTER_ALREADY;
+                return false;
+        case AG_SCOPE_PLACE_OTHER:
+                /* not in a login's scope: already placed by a terminal, tmux,
+                 * the user's manager, or not a login at all */
+                *ret_result = AG_ENTER_NOT_MANAGED;
+                return false;
+        case AG_SCOPE_PLACE_SESSION:
+                break;
+        }
+        if (is_login_shell(h, path, pid, uid)) {
+                *ret_result = AG_ENTER_LOGIN_SHELL;
+                return false;
+        }
+        return true;
+}
+
 /* pid into the terminal scope named scope, started by uid's own manager
  * (the one logind started for uid, never one named by the environment),
  * and seen there: AG_ENTER_MOVED, else AG_ENTER_SCOPE_FAILED with errbuf. */
@@ -163,22 +186,8 @@ int ag_enter_systemd(const AgHierarchy *h, pid_t pid, uid_t uid, AgEnterResult *
                 what = "name the scope";
                 goto fail;
         }
-        switch (ag_scope_place(path, uid, sid)) {
-        case AG_SCOPE_PLACE_OWN:
-                result = AG_ENTER_ALREADY;
+        if (!in_session_scope(h, path, pid, uid, sid, &result))
                 goto done;
-        case AG_SCOPE_PLACE_OTHER:
-                /* not in a login's scope: already placed by a terminal, tmux,
-                 * the user's manager, or not a login at all */
-                result = AG_ENTER_NOT_MANAGED;
-                goto done;
-        case AG_SCOPE_PLACE_SESSION:
-                break;
-        }
-        if (is_login_shell(h, path, pid, uid)) {
-                result = AG_ENTER_LOGIN_SHELL;
-                goto done;
-        }
 
         result = start_terminal_scope(h, pid, uid, sid, scope, path, errbuf, errsize);
 
