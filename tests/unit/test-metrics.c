@@ -43,12 +43,12 @@ static void test_read_beneath(void **state) {
         put(fd, "user-5/cpuacct.usage", "4200\n");
         put(fd, "top", "7\n");
         assert_int_equal(symlinkat("user-5", fd, "link"), 0);
-        assert_true(ag_read_ll_beneath(fd, "user-5/../top", &v) < 0 || v == 7);     /* never outside fd */
-        assert_true(ag_read_ll_beneath(fd, "../top", &v) < 0);
-        assert_true(ag_read_ll_beneath(fd, "link/cpuacct.usage", &v) < 0);
-        assert_int_equal(ag_read_ll_beneath(fd, "user-5/cpuacct.usage", &v), 0);
+        assert_true(ag_read_ll_beneath(fd, "user-5/../top", &v, NULL) < 0 || v == 7);     /* never outside fd */
+        assert_true(ag_read_ll_beneath(fd, "../top", &v, NULL) < 0);
+        assert_true(ag_read_ll_beneath(fd, "link/cpuacct.usage", &v, NULL) < 0);
+        assert_int_equal(ag_read_ll_beneath(fd, "user-5/cpuacct.usage", &v, NULL), 0);
         assert_int_equal(v, 4200);
-        assert_int_equal(ag_read_ll_beneath(fd, "user-5/missing", &v), -ENOENT);
+        assert_int_equal(ag_read_ll_beneath(fd, "user-5/missing", &v, NULL), -ENOENT);
         assert_int_equal(v, 4200);               /* untouched on failure */
         (void) unlinkat(fd, "user-5/cpuacct.usage", 0);
         (void) unlinkat(fd, "user-5", AT_REMOVEDIR);
@@ -67,32 +67,32 @@ static void test_throttle(void **state) {
         assert_non_null(mkdtemp(dir));
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(fd >= 0);
-        assert_int_equal(ag_acct_read_throttle(2, fd, &t, NULL), -ENOENT);
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, NULL, NULL), -ENOENT);
         assert_int_equal(t.periods, 9);          /* untouched on failure */
         put(fd, "cpu.stat", "usage_usec 5\nuser_usec 3\nsystem_usec 2\nnr_periods 10\nnr_throttled 3\n"
                             "throttled_usec 4500\nnr_bursts 0\nburst_usec 0\n");
         long long usage = 0;
-        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage), 0);
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage, NULL), 0);
         assert_int_equal(t.periods, 10);
         assert_int_equal(t.throttled, 3);
         assert_int_equal(t.throttled_usec, 4500);
         assert_int_equal(usage, 5);             /* the CPU time of the same read */
         /* v1: throttled_time in ns */
         put(fd, "cpu.stat", "nr_periods 7\nnr_throttled 2\nthrottled_time 3000000\nnr_bursts 0\nburst_time 0\n");
-        assert_int_equal(ag_acct_read_throttle(1, fd, &t, &usage), 0);
+        assert_int_equal(ag_acct_read_throttle(1, fd, &t, &usage, NULL), 0);
         assert_int_equal(usage, -1);            /* v1: in cpuacct */
         assert_int_equal(t.periods, 7);
         assert_int_equal(t.throttled, 2);
         assert_int_equal(t.throttled_usec, 3000);
         /* v2 without CONFIG_CFS_BANDWIDTH: no counters, the CPU time all the same */
         put(fd, "cpu.stat", "usage_usec 6\nuser_usec 3\nsystem_usec 3\n");
-        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage), 0);
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage, NULL), 0);
         assert_int_equal(t.periods, -1);
         assert_int_equal(t.throttled_usec, -1);
         assert_int_equal(usage, 6);
         /* nothing of either */
         put(fd, "cpu.stat", "nr_bursts 0\n");
-        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage), -ENOENT);
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage, NULL), -ENOENT);
         (void) unlinkat(fd, "cpu.stat", 0);
         close(fd);
         rmdir(dir);
