@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +30,72 @@ static void put(int dirfd, const char *name, const char *text) {
         close(fd);
 }
 
+
+static bool fd_open(int fd) {
+        return fcntl(fd, F_GETFD) >= 0;
+}
+
+/* AgFdBatch closes its descriptors (runs of numbers in one call) and no
+ * other, even one between them; its readers leave theirs there, and an
+ * open out of descriptors gives the batch back and tries again */
+static void test_fd_batch(void **state) {
+        char dir[] = "/tmp/ag-metrics-XXXXXX";
+        AgFdBatch b = {};
+        struct rlimit old, low;
+        long long v = 0;
+        int fd, other, mine[6], n = 0;
+
+        (void) state;
+        assert_non_null(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        put(fd, "cpu.shares", "1024\n");
+        for (int i = 0; i < 6; i++) {
+                int x = openat(fd, "cpu.shares", O_RDONLY | O_CLOEXEC);
+                assert_true(x >= 0);
+                if (i == 3) {
+                        other = x;      /* not the batch's: a hole in its run */
+                        continue;
+                }
+                mine[n++] = x;
+                ag_fd_batch_add(&b, x);
+        }
+        assert_int_equal(ag_read_ll(fd, "cpu.shares", &v, &b), 0);
+        assert_int_equal(v, 1024);
+        assert_int_equal(b.n, (size_t) n + 1);
+        mine[n++] = b.fd[b.n - 1];
+        ag_fd_batch_close(&b);
+        assert_int_equal(b.n, 0);
+        for (int i = 0; i < n; i++)
+                assert_false(fd_open(mine[i]));
+        assert_true(fd_open(other));
+        close(other);
+
+        /* no descriptor left but the batch's: the read still succeeds */
+        assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+        for (int i = 0;; i++) {
+                int x = openat(fd, "cpu.shares", O_RDONLY | O_CLOEXEC);
+                if (x < 0)
+                        break;
+                ag_fd_batch_add(&b, x);
+                if (b.n == AG_FD_BATCH_MAX - 1)
+                        break;
+        }
+        low = old;
+        low.rlim_cur = (rlim_t) b.fd[b.n - 1] + 1;      /* every number up to the batch's last in use */
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+        v = 0;
+        assert_int_equal(ag_read_ll(fd, "cpu.shares", &v, &b), 0);
+        assert_int_equal(v, 1024);
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+        assert_int_equal(b.n, 1);
+        ag_fd_batch_close(&b);
+        ag_fd_batch_add(NULL, openat(fd, "cpu.shares", O_RDONLY | O_CLOEXEC));     /* NULL: closed now */
+
+        (void) unlinkat(fd, "cpu.shares", 0);
+        close(fd);
+        rmdir(dir);
+}
 /* ag_read_ll_beneath: a file below a directory in one open, never through a symlink or out of it */
 static void test_read_beneath(void **state) {
         char dir[] = "/tmp/ag-metrics-XXXXXX";
@@ -384,6 +451,7 @@ static void test_write(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_read_beneath),
+                cmocka_unit_test(test_fd_batch),
                 cmocka_unit_test(test_throttle),
                 cmocka_unit_test(test_systemd),
                 cmocka_unit_test(test_v2_pools),
