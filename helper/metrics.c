@@ -215,6 +215,7 @@ typedef struct Walk {
         size_t root;
         uid_t only_uid;
         PwCache *pw;
+        AgFdBatch *fds;                /* the files read, closed together */
 } Walk;
 
 /* The group name below parent_fd: its values into g->v, its fd into
@@ -227,25 +228,30 @@ static int read_group(const Walk *w, int parent_fd, int parent_afd, const char *
         int r;
 
         r = ag_cg_open(parent_fd, name, &fd);
+        if ((r == -EMFILE || r == -ENFILE) && w->fds->n > 0) {
+                /* out of descriptors, some held to be closed: close them */
+                ag_fd_batch_close(w->fds);
+                r = ag_cg_open(parent_fd, name, &fd);
+        }
         if (r < 0)
                 return r;
         /* v2: the CPU time too, from the same cpu.stat */
-        ag_status_read_policy(w->version, fd, &g->v, true);
+        ag_status_read_policy(w->version, fd, &g->v, true, w->fds);
         g->v.procs = -1;
         if (w->version == 2)
                 ;
         else if (w->acct_here) {
                 /* v1 cpu,cpuacct: the total only (cpuacct.stat's parts are not series) */
-                if (ag_read_ll(fd, "cpuacct.usage", &ns) >= 0 && ns >= 0)
+                if (ag_read_ll(fd, "cpuacct.usage", &ns, w->fds) >= 0 && ns >= 0)
                         g->v.cpu_usec = ns / 1000;
         } else if (parent_afd >= 0 && !ret_afd) {
                 /* v1 with cpuacct apart: the mirror's */
                 char path[NAME_MAX + sizeof "/cpuacct.usage"];
                 snprintf(path, sizeof path, "%s/cpuacct.usage", name);
-                if (ag_read_ll_beneath(parent_afd, path, &ns) >= 0 && ns >= 0)
+                if (ag_read_ll_beneath(parent_afd, path, &ns, w->fds) >= 0 && ns >= 0)
                         g->v.cpu_usec = ns / 1000;
         } else if (parent_afd >= 0 && ag_cg_open(parent_afd, name, &afd) >= 0) {
-                if (ag_read_ll(afd, "cpuacct.usage", &ns) >= 0 && ns >= 0)
+                if (ag_read_ll(afd, "cpuacct.usage", &ns, w->fds) >= 0 && ns >= 0)
                         g->v.cpu_usec = ns / 1000;
         }
         *ret_fd = take_fd(&fd);
@@ -261,17 +267,22 @@ static int read_group(const Walk *w, int parent_fd, int parent_afd, const char *
  * in a delegated session the ones the user made (a session without login/
  * counts one fewer). A user group with no session (sessions no: the logins
  * share it) counts one session while it holds processes. */
-static void count_sessions(int ufd, AgMetricsGroup *g) {
+static void count_sessions(const Walk *w, int ufd, AgMetricsGroup *g) {
         long long n = 0, below = 0;
+        bool end = false;
         char buf[8192];
         ssize_t len;
 
-        while (n < AG_STATUS_USER_MAX_NODES && (len = getdents64(ufd, buf, sizeof buf)) > 0)
+        while (!end && n < AG_STATUS_USER_MAX_NODES && (len = getdents64(ufd, buf, sizeof buf)) > 0)
                 for (ssize_t off = 0; off < len && n < AG_STATUS_USER_MAX_NODES;) {
                         struct dirent64 *de = (struct dirent64 *) (buf + off);
                         struct stat st;
 
                         off += de->d_reclen;
+                        /* kernfs (cgroupfs) gives the last entry of a directory the
+                         * offset INT_MAX: no need to ask again to learn it is the end */
+                        if (off == len && de->d_off == INT_MAX)
+                                end = true;
                         if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                                 continue;
                         n++;
@@ -279,7 +290,7 @@ static void count_sessions(int ufd, AgMetricsGroup *g) {
                             st.st_nlink > 3)
                                 below += (long long) st.st_nlink - 3;
                 }
-        if (n == 0 && ag_read_small_file(ufd, "cgroup.procs", buf, 2) > 0)
+        if (n == 0 && ag_read_small_file_batch(ufd, "cgroup.procs", buf, 2, w->fds) > 0)
                 n = 1;
         g->sessions = n;
         g->leaves = below;
@@ -337,7 +348,11 @@ static int walk_place(const Walk *w, int fd, int afd, const char *pool) {
                         w->m->n_groups--;
                         continue;
                 }
-                count_sessions(cfd, g);
+                count_sessions(w, cfd, g);
+                ag_fd_batch_add(w->fds, take_fd(&cfd));
+                /* closed between two users, the batch is one run of numbers: one call */
+                if (w->fds->n > AG_FD_BATCH_MAX - 8)
+                        ag_fd_batch_close(w->fds);
                 r = user_name(w->pw, g);
         }
         closedir(d);
@@ -369,9 +384,11 @@ int ag_metrics_collect(AgMetrics *m, const AgHierarchy *h, const char *root, uid
                         arfd = -1;
         }
         PwCache pw = {};
+        AgFdBatch fds = {};
         Walk w = { .m = m, .version = h->version, .acct_here = source == AG_ACCT_IN_CPU, .root = ri,
-                   .only_uid = only_uid, .pw = &pw };
+                   .only_uid = only_uid, .pw = &pw, .fds = &fds };
         r = walk_place(&w, rfd, arfd, NULL);
+        ag_fd_batch_close(&fds);
         pw_done(&pw);
         return r;
 }
@@ -646,8 +663,10 @@ void ag_metrics_print(AgMetrics *m, FILE *f) {
         free(labels);
 }
 
+#define METRICS_BUFFER (256U << 10)
+
 int ag_metrics_write(AgMetrics *m, const char *path) {
-        _cleanup_free_ char *tmp = NULL;
+        _cleanup_free_ char *tmp = NULL, *buffer = NULL;
         const char *slash = strrchr(path, '/');
         int fd, r = 0;
         FILE *f;
@@ -667,9 +686,12 @@ int ag_metrics_write(AgMetrics *m, const char *path) {
                 unlink(tmp);
                 return r;
         }
-        /* one writer: no stdio locking; a buffer of 64 KiB */
+        /* one writer: no stdio locking; a buffer of 256 KiB (a thousand
+         * users are 850 KB: four writes; stdio's own would be a page) */
         __fsetlocking(f, FSETLOCKING_BYCALLER);
-        setvbuf(f, NULL, _IOFBF, 1 << 16);
+        buffer = malloc(METRICS_BUFFER);
+        if (buffer)
+                setvbuf(f, buffer, _IOFBF, METRICS_BUFFER);
         ag_metrics_print(m, f);
         /* no fsync: readers see the old file or the whole new one (rename);
          * after a crash the next run writes it again */

@@ -27,7 +27,7 @@ typedef struct Ctx {
         unsigned user_nodes;           /* groups below the user group being read */
 } Ctx;
 
-void ag_status_read_policy(int version, int fd, AgStatusNode *n, bool lean) {
+void ag_status_read_policy(int version, int fd, AgStatusNode *n, bool lean, AgFdBatch *batch) {
         long long v, p;
         char buf[128];
 
@@ -37,9 +37,9 @@ void ag_status_read_policy(int version, int fd, AgStatusNode *n, bool lean) {
         n->idle = -1;
 
         if (version == 2) {
-                if (ag_read_ll(fd, "cpu.weight", &v) >= 0)
+                if (ag_read_ll(fd, "cpu.weight", &v, batch) >= 0)
                         n->weight = (long) v;
-                if (ag_read_small_file(fd, "cpu.max", buf, sizeof buf) >= 0) {
+                if (ag_read_small_file_batch(fd, "cpu.max", buf, sizeof buf, batch) >= 0) {
                         char *sp = strchr(buf, ' ');
                         if (sp) {
                                 *sp = 0;
@@ -49,14 +49,14 @@ void ag_status_read_policy(int version, int fd, AgStatusNode *n, bool lean) {
                         }
                 }
         } else {
-                if (ag_read_ll(fd, "cpu.shares", &v) >= 0) {
+                if (ag_read_ll(fd, "cpu.shares", &v, batch) >= 0) {
                         n->shares = (long) v;
                         n->weight = (long) (v * 100 / 1024);
                 }
-                if (ag_read_ll(fd, "cpu.cfs_quota_us", &v) >= 0) {
+                if (ag_read_ll(fd, "cpu.cfs_quota_us", &v, batch) >= 0) {
                         if (v < 0 && lean)
                                 n->quota_us = -1;       /* no cap: its period does not matter */
-                        else if (ag_read_ll(fd, "cpu.cfs_period_us", &p) >= 0) {
+                        else if (ag_read_ll(fd, "cpu.cfs_period_us", &p, batch) >= 0) {
                                 n->quota_us = v < 0 ? -1 : v;
                                 n->period_us = p > 0 ? (unsigned long) p : 0;
                         }
@@ -67,15 +67,15 @@ void ag_status_read_policy(int version, int fd, AgStatusNode *n, bool lean) {
          * another while it is idle: a group of any other weight is not idle. */
         if (lean && (version == 2 ? n->weight > 1 : n->shares > 3))
                 n->idle = 0;
-        else if (ag_read_ll(fd, "cpu.idle", &v) >= 0)
+        else if (ag_read_ll(fd, "cpu.idle", &v, batch) >= 0)
                 n->idle = v != 0;
         n->throttle = (AgCpuThrottle) { -1, -1, -1 };
         n->cpu_usec = -1;
-        (void) ag_acct_read_throttle(version, fd, &n->throttle, &n->cpu_usec);
+        (void) ag_acct_read_throttle(version, fd, &n->throttle, &n->cpu_usec, batch);
 }
 
 static void read_values(Ctx *c, int fd, AgStatusNode *n) {
-        ag_status_read_policy(c->h->version, fd, n, false);
+        ag_status_read_policy(c->h->version, fd, n, false, NULL);
         /* CPU time: the group's own cpu.stat (v2, read above) or cpuacct.*
          * (v1 cpu,cpuacct); on v1 with cpuacct on its own, its mirror
          * (sessions and above only). */

@@ -36,7 +36,7 @@
 
 /* cpu.weight, cpu.max, cpu.idle, CPU time and process count of a v2 group */
 static void read_values(int fd, AgStatusNode *n) {
-        ag_status_read_policy(2, fd, n, false);
+        ag_status_read_policy(2, fd, n, false, NULL);
         n->procs = ag_cg_count_procs(fd);
         if (n->procs < 0)
                 n->procs = -1;

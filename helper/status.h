@@ -68,8 +68,9 @@ AgStatus *ag_status_free(AgStatus *s);
  * (cgroup version 1 or 2), and on v2 its CPU time (the same cpu.stat); what
  * cannot be read is -1 (quota_us -2). lean: no file the values do not need
  * (v1: no period without a cap; cpu.idle only for a group whose weight is
- * the kernel's idle weight). */
-void ag_status_read_policy(int version, int fd, AgStatusNode *n, bool lean);
+ * the kernel's idle weight). batch: where the files' descriptors are left,
+ * to be closed together (NULL: each closed after its read). */
+void ag_status_read_policy(int version, int fd, AgStatusNode *n, bool lean, AgFdBatch *batch);
 /* The same for the systemd mode (h: cgroup v2): user-UID.slice below
  * /user.slice, its session-N.scope units and user@UID.service with the
  * terminals' app.slice/autogroup-sid-S.scope units. */

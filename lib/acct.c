@@ -142,7 +142,7 @@ int ag_acct_read_group(int version, int cgfd, AgCpuUsage *ret) {
         return 0;
 }
 
-int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret, long long *ret_usage_usec) {
+int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret, long long *ret_usage_usec, AgFdBatch *batch) {
         AgCpuThrottle t = { -1, -1, -1 };
         long long v, usage = -1;
         char buf[4096];
@@ -150,7 +150,7 @@ int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret, long long *
 
 
         /* v1: the cpu controller's cpu.stat (throttled_time in ns), v2: the group's */
-        r = ag_read_small_file(cgfd, "cpu.stat", buf, sizeof buf);
+        r = ag_read_small_file_batch(cgfd, "cpu.stat", buf, sizeof buf, batch);
         if (r < 0)
                 return r;
         if (keyed_value(buf, "nr_periods", &v) >= 0)

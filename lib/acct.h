@@ -23,6 +23,7 @@
 
 #include "cgroup.h"
 #include "place.h"
+#include "util.h"
 
 typedef struct AgCpuUsage {
         long long usec;                /* total CPU time; -1 unknown */
@@ -63,8 +64,8 @@ int ag_acct_read_group(int version, int cgfd, AgCpuUsage *ret);
 /* Reads the throttling counters of one group and, on v2, its CPU time
  * (usage_usec of the same cpu.stat) into *ret_usage_usec when not NULL (-1
  * on v1 or when missing). Values it cannot read stay -1; -ENOENT when it
- * has none of them. */
-int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret, long long *ret_usage_usec);
+ * has none of them. The file's descriptor is left in batch (NULL: closed). */
+int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret, long long *ret_usage_usec, AgFdBatch *batch);
 
 /* Starts the accounting of a session: takes the time and finds the source
  * (AG_ACCT_NONE when it cannot tell). -ENOMEM is its only failure. */

@@ -39,32 +39,82 @@ int ag_safe_atoul(const char *s, unsigned long max, unsigned long *ret) {
         return 0;
 }
 
-/* A whole small file from fd (closed here) into buf, NUL-terminated, a trailing newline stripped */
-static int read_small_fd(int fd_, char *buf, size_t size) {
-        _cleanup_close_ int fd = fd_;
+static int cmp_int(const void *a, const void *b) {
+        int x = *(const int *) a, y = *(const int *) b;
+        return x < y ? -1 : x > y;
+}
+
+void ag_fd_batch_close(AgFdBatch *b) {
+        if (!b || b->n == 0)
+                return;
+        int saved = errno;
+        qsort(b->fd, b->n, sizeof *b->fd, cmp_int);
+        /* every number of a run is one of ours: close_range closes nothing else */
+        for (size_t i = 0, j; i < b->n; i = j + 1) {
+                for (j = i; j + 1 < b->n && b->fd[j + 1] == b->fd[j] + 1;)
+                        j++;
+                if (j == i || close_range((unsigned) b->fd[i], (unsigned) b->fd[j], 0) < 0)
+                        for (size_t k = i; k <= j; k++)
+                                (void) close(b->fd[k]);
+        }
+        b->n = 0;
+        errno = saved;
+}
+
+void ag_fd_batch_add(AgFdBatch *b, int fd) {
+        if (!b) {
+                safe_close(fd);
+                return;
+        }
+        if (b->n == AG_FD_BATCH_MAX)
+                ag_fd_batch_close(b);
+        b->fd[b->n++] = fd;
+}
+
+/* A whole small file from fd (closed here, or left in batch) into buf,
+ * NUL-terminated, a trailing newline stripped */
+static int read_small_fd(int fd, char *buf, size_t size, AgFdBatch *batch) {
         ssize_t n;
 
-        if (size < 2)
-                return -ENOBUFS;
         n = read(fd, buf, size - 1);
-        if (n < 0)
-                return negative_errno();
+        if (n < 0) {
+                int r = negative_errno();
+                ag_fd_batch_add(batch, fd);
+                return r;
+        }
+        ag_fd_batch_add(batch, fd);
         buf[n] = 0;
         if (n > 0 && buf[n - 1] == '\n')
                 buf[n - 1] = 0;
         return (int) n;
 }
 
-int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size) {
+/* Out of descriptors with some held in batch: close them and try again */
+static bool batch_retry(AgFdBatch *batch) {
+        if (!batch || batch->n == 0 || (errno != EMFILE && errno != ENFILE))
+                return false;
+        ag_fd_batch_close(batch);
+        return true;
+}
+
+int ag_read_small_file_batch(int dirfd, const char *name, char *buf, size_t size, AgFdBatch *batch) {
         int fd;
 
+        assert(name);
+        assert(buf);
 
         if (size < 2)
                 return -ENOBUFS;
-        fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        do
+                fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        while (fd < 0 && batch_retry(batch));
         if (fd < 0)
                 return negative_errno();
-        return read_small_fd(fd, buf, size);
+        return read_small_fd(fd, buf, size, batch);
+}
+
+int ag_read_small_file(int dirfd, const char *name, char *buf, size_t size) {
+        return ag_read_small_file_batch(dirfd, name, buf, size, NULL);
 }
 
 /* path below dirfd for reading, no symlink followed in any component and
@@ -116,28 +166,30 @@ static int parse_ll(const char *buf, long long *ret) {
         return 0;
 }
 
-int ag_read_ll(int dirfd, const char *name, long long *ret) {
+int ag_read_ll(int dirfd, const char *name, long long *ret, AgFdBatch *batch) {
         char buf[64];
         int r;
 
         assert(name);
 
-        r = ag_read_small_file(dirfd, name, buf, sizeof buf);
+        r = ag_read_small_file_batch(dirfd, name, buf, sizeof buf, batch);
         if (r < 0)
                 return r;
         return parse_ll(buf, ret);
 }
 
-int ag_read_ll_beneath(int dirfd, const char *path, long long *ret) {
+int ag_read_ll_beneath(int dirfd, const char *path, long long *ret, AgFdBatch *batch) {
         char buf[64];
         int fd, r;
 
         assert(path);
 
-        fd = open_beneath(dirfd, path);
+        do
+                fd = open_beneath(dirfd, path);
+        while (fd < 0 && batch_retry(batch));
         if (fd < 0)
                 return negative_errno();
-        r = read_small_fd(fd, buf, sizeof buf);
+        r = read_small_fd(fd, buf, sizeof buf, batch);
         if (r < 0)
                 return r;
         return parse_ll(buf, ret);

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +30,72 @@ static void put(int dirfd, const char *name, const char *text) {
         close(fd);
 }
 
+
+static bool fd_open(int fd) {
+        return fcntl(fd, F_GETFD) >= 0;
+}
+
+/* AgFdBatch closes its descriptors (runs of numbers in one call) and no
+ * other, even one between them; its readers leave theirs there, and an
+ * open out of descriptors gives the batch back and tries again */
+static void test_fd_batch(void **state) {
+        char dir[] = "/tmp/ag-metrics-XXXXXX";
+        AgFdBatch b = {};
+        struct rlimit old, low;
+        long long v = 0;
+        int fd, other, mine[6], n = 0;
+
+        (void) state;
+        assert_non_null(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        put(fd, "cpu.shares", "1024\n");
+        for (int i = 0; i < 6; i++) {
+                int x = openat(fd, "cpu.shares", O_RDONLY | O_CLOEXEC);
+                assert_true(x >= 0);
+                if (i == 3) {
+                        other = x;      /* not the batch's: a hole in its run */
+                        continue;
+                }
+                mine[n++] = x;
+                ag_fd_batch_add(&b, x);
+        }
+        assert_int_equal(ag_read_ll(fd, "cpu.shares", &v, &b), 0);
+        assert_int_equal(v, 1024);
+        assert_int_equal(b.n, (size_t) n + 1);
+        mine[n++] = b.fd[b.n - 1];
+        ag_fd_batch_close(&b);
+        assert_int_equal(b.n, 0);
+        for (int i = 0; i < n; i++)
+                assert_false(fd_open(mine[i]));
+        assert_true(fd_open(other));
+        close(other);
+
+        /* no descriptor left but the batch's: the read still succeeds */
+        assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+        for (int i = 0;; i++) {
+                int x = openat(fd, "cpu.shares", O_RDONLY | O_CLOEXEC);
+                if (x < 0)
+                        break;
+                ag_fd_batch_add(&b, x);
+                if (b.n == AG_FD_BATCH_MAX - 1)
+                        break;
+        }
+        low = old;
+        low.rlim_cur = (rlim_t) b.fd[b.n - 1] + 1;      /* every number up to the batch's last in use */
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+        v = 0;
+        assert_int_equal(ag_read_ll(fd, "cpu.shares", &v, &b), 0);
+        assert_int_equal(v, 1024);
+        assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+        assert_int_equal(b.n, 1);
+        ag_fd_batch_close(&b);
+        ag_fd_batch_add(NULL, openat(fd, "cpu.shares", O_RDONLY | O_CLOEXEC));     /* NULL: closed now */
+
+        (void) unlinkat(fd, "cpu.shares", 0);
+        close(fd);
+        rmdir(dir);
+}
 /* ag_read_ll_beneath: a file below a directory in one open, never through a symlink or out of it */
 static void test_read_beneath(void **state) {
         char dir[] = "/tmp/ag-metrics-XXXXXX";
@@ -43,12 +110,12 @@ static void test_read_beneath(void **state) {
         put(fd, "user-5/cpuacct.usage", "4200\n");
         put(fd, "top", "7\n");
         assert_int_equal(symlinkat("user-5", fd, "link"), 0);
-        assert_true(ag_read_ll_beneath(fd, "user-5/../top", &v) < 0 || v == 7);     /* never outside fd */
-        assert_true(ag_read_ll_beneath(fd, "../top", &v) < 0);
-        assert_true(ag_read_ll_beneath(fd, "link/cpuacct.usage", &v) < 0);
-        assert_int_equal(ag_read_ll_beneath(fd, "user-5/cpuacct.usage", &v), 0);
+        assert_true(ag_read_ll_beneath(fd, "user-5/../top", &v, NULL) < 0 || v == 7);     /* never outside fd */
+        assert_true(ag_read_ll_beneath(fd, "../top", &v, NULL) < 0);
+        assert_true(ag_read_ll_beneath(fd, "link/cpuacct.usage", &v, NULL) < 0);
+        assert_int_equal(ag_read_ll_beneath(fd, "user-5/cpuacct.usage", &v, NULL), 0);
         assert_int_equal(v, 4200);
-        assert_int_equal(ag_read_ll_beneath(fd, "user-5/missing", &v), -ENOENT);
+        assert_int_equal(ag_read_ll_beneath(fd, "user-5/missing", &v, NULL), -ENOENT);
         assert_int_equal(v, 4200);               /* untouched on failure */
         (void) unlinkat(fd, "user-5/cpuacct.usage", 0);
         (void) unlinkat(fd, "user-5", AT_REMOVEDIR);
@@ -67,32 +134,32 @@ static void test_throttle(void **state) {
         assert_non_null(mkdtemp(dir));
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(fd >= 0);
-        assert_int_equal(ag_acct_read_throttle(2, fd, &t, NULL), -ENOENT);
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, NULL, NULL), -ENOENT);
         assert_int_equal(t.periods, 9);          /* untouched on failure */
         put(fd, "cpu.stat", "usage_usec 5\nuser_usec 3\nsystem_usec 2\nnr_periods 10\nnr_throttled 3\n"
                             "throttled_usec 4500\nnr_bursts 0\nburst_usec 0\n");
         long long usage = 0;
-        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage), 0);
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage, NULL), 0);
         assert_int_equal(t.periods, 10);
         assert_int_equal(t.throttled, 3);
         assert_int_equal(t.throttled_usec, 4500);
         assert_int_equal(usage, 5);             /* the CPU time of the same read */
         /* v1: throttled_time in ns */
         put(fd, "cpu.stat", "nr_periods 7\nnr_throttled 2\nthrottled_time 3000000\nnr_bursts 0\nburst_time 0\n");
-        assert_int_equal(ag_acct_read_throttle(1, fd, &t, &usage), 0);
+        assert_int_equal(ag_acct_read_throttle(1, fd, &t, &usage, NULL), 0);
         assert_int_equal(usage, -1);            /* v1: in cpuacct */
         assert_int_equal(t.periods, 7);
         assert_int_equal(t.throttled, 2);
         assert_int_equal(t.throttled_usec, 3000);
         /* v2 without CONFIG_CFS_BANDWIDTH: no counters, the CPU time all the same */
         put(fd, "cpu.stat", "usage_usec 6\nuser_usec 3\nsystem_usec 3\n");
-        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage), 0);
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage, NULL), 0);
         assert_int_equal(t.periods, -1);
         assert_int_equal(t.throttled_usec, -1);
         assert_int_equal(usage, 6);
         /* nothing of either */
         put(fd, "cpu.stat", "nr_bursts 0\n");
-        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage), -ENOENT);
+        assert_int_equal(ag_acct_read_throttle(2, fd, &t, &usage, NULL), -ENOENT);
         (void) unlinkat(fd, "cpu.stat", 0);
         close(fd);
         rmdir(dir);
@@ -384,6 +451,7 @@ static void test_write(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_read_beneath),
+                cmocka_unit_test(test_fd_batch),
                 cmocka_unit_test(test_throttle),
                 cmocka_unit_test(test_systemd),
                 cmocka_unit_test(test_v2_pools),
