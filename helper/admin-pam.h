@@ -3,7 +3,7 @@
 
 /* What the administrator's verbs (status, gc, explain, check) act on when
  * the command line does not say: the roots or config files of the module's
- * lines in the PAM configuration (lib/pamconf.c), each with the file:line it
+ * lines in the PAM configuration (lib/config/pamconf.c), each with the file:line it
  * came from, or the built-in default when no line names one. */
 
 #include <stdbool.h>

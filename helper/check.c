@@ -172,7 +172,7 @@ int ag_nss_user_get(const char *name, AgNssUser **ret) {
 int ag_nss_in_group(void *userdata, const char *group) {
         const AgNssUser *u = userdata;
 
-        /* The module's rule (lib/policy.c): "no such group" is a no, any
+        /* The module's rule (lib/config/policy.c): "no such group" is a no, any
          * error (ENOENT too) is NSS not answering. */
         return ag_nss_group_member(group, u->name, u->gid);
 }

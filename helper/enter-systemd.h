@@ -19,7 +19,7 @@
 #include "env.h"
 
 /* The backstop of "autogroup enter" on this path: at most two D-Bus attempts
- * of AG_TERMINAL_SCOPE_TIMEOUT_USEC each (lib/systemd.c bounds each one,
+ * of AG_TERMINAL_SCOPE_TIMEOUT_USEC each (lib/systemd/systemd.c bounds each one,
  * connect and authentication included) and half a second for the process to
  * arrive; should anything else block, an alarm ends the helper after this
  * many seconds, silently, with exit status 0 (the shell start goes on). */

@@ -3,7 +3,7 @@
 
 /* "autogroup enter": moves a process that leads a setsid() session into a
  * leaf of its own inside the user's pam_autogroup session: a free one of
- * the leaves root made at open (lib/leaves.h), or, in a session delegated to
+ * the leaves root made at open (lib/cgroup/leaves.h), or, in a session delegated to
  * the user (delegate=yes), a leaf sid-<pid> it makes there.
  *
  * No privilege is used or needed: the kernel's file permissions decide

@@ -7,7 +7,7 @@
  *   run [--latency CLASS] [--weight W] [--idle] -- CMD [ARGS...]
  *       the user's own manager (systemd --user) adopts the process into a
  *       transient scope user@UID.service/app.slice/autogroup-run-<pid>.scope
- *       with CPUWeight= from lib/latency.h's table (the class at the level of
+ *       with CPUWeight= from lib/config/latency.h's table (the class at the level of
  *       AUTOGROUP_INTERACTIVE; 100 at level 0), or --weight, or
  *       CPUWeight=idle for --idle; then the process takes the latency class
  *       and becomes CMD (exec), as systemd-run --scope does: CMD keeps the
@@ -35,7 +35,7 @@
 #include "enter-systemd.h"
 #include "run.h"
 
-/* The bound of the request (both D-Bus attempts of lib/systemd.c and the
+/* The bound of the request (both D-Bus attempts of lib/systemd/systemd.c and the
  * wait for the process to arrive in its scope): the asking child is killed
  * after this many seconds. */
 #define AG_RUN_SYSTEMD_DEADLINE_S AG_ENTER_SYSTEMD_DEADLINE_S

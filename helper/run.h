@@ -10,7 +10,7 @@
  *       session, gives it the weight (and cpu.idle), starts CMD in it with the
  *       latency class, waits for it, and removes the leaf once it is empty.
  *       Without --weight, at interactive 1 or 2 the leaf of a class gets the
- *       weight of the table in lib/latency.h.
+ *       weight of the table in lib/config/latency.h.
  *   set [--latency CLASS] [--weight W] [--idle yes|no] PID|LEAF
  *       changes a running process (its class; the weight and idle flag of
  *       the leaf it is in) or a leaf of the caller's session (every process

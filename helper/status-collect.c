@@ -21,7 +21,7 @@
 
 typedef struct Ctx {
         const AgHierarchy *h;
-        int acct_fd;                   /* v1: mount of a separate cpuacct hierarchy (the mirrors, lib/acct.c), or -1 */
+        int acct_fd;                   /* v1: mount of a separate cpuacct hierarchy (the mirrors, lib/cgroup/acct.c), or -1 */
         bool acct_here;                /* v2, or v1 with cpuacct co-mounted with cpu */
         unsigned n_nodes;              /* pools and user groups */
         unsigned user_nodes;           /* groups below the user group being read */

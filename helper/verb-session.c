@@ -65,7 +65,7 @@ int verb_enter(const Args *a) {
 
                 free(leaf);
                 leaf = NULL;
-                /* a backstop behind lib/systemd.c's deadline of each D-Bus attempt */
+                /* a backstop behind lib/systemd/systemd.c's deadline of each D-Bus attempt */
                 (void) ag_enter_deadline_arm(AG_ENTER_SYSTEMD_DEADLINE_S,
                                              verbose ? enter_deadline_verbose : enter_deadline_silent);
                 r = ag_enter_systemd(h, pid, getuid(), &result, &leaf, &what, why, sizeof why);

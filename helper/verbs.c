@@ -28,7 +28,7 @@ int find_hierarchy(const Args *a, AgHierarchy **ret) {
 
 /* The subtree a verb that acts in the caller's own session works on (enter,
  * status, run, set): --root when given; otherwise the module's root= from
- * AUTOGROUP_SESSION when the caller's real cgroup confirms it (lib/hint.c);
+ * AUTOGROUP_SESSION when the caller's real cgroup confirms it (lib/cgroup/hint.c);
  * otherwise the root of the session the caller's own cgroup is in, when the
  * module's lines in the PAM configuration name it; otherwise the default. buf holds AG_ROOT_NAME_MAX + 1 bytes. */
 const char *session_root(const Args *a, const AgHierarchy *h, char *buf, size_t size) {

@@ -3,10 +3,10 @@
  * pam_autogroup: one cpu cgroup per login session, below a group per user.
  *
  * This file is only the PAM glue: the options, the user and the policy
- * (lib/config-*.c, lib/policy.c, NSS through in_group), and the two entry
+ * (lib/config-*.c, lib/config/policy.c, NSS through in_group), and the two entry
  * points. The per-handle state is state.c, one log line per outcome
  * report.c, the audit records audit.c; the login's lifecycle is
- * lib/login.c with its two backends. */
+ * lib/login/login.c with its two backends. */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"

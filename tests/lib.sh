@@ -121,7 +121,7 @@ rm_cgroup_tree() {
 
 ag_cleanup() {
         local p u g c
-        # the module mirrors a v1 test root in a separate cpuacct hierarchy (lib/acct.c)
+        # the module mirrors a v1 test root in a separate cpuacct hierarchy (lib/cgroup/acct.c)
         for c in $AG_CGROOTS; do
                 case "$c" in "$CPU"/?*) [ -d "/sys/fs/cgroup/cpuacct/${c#"$CPU"/}" ] &&
                         AG_CGROOTS="$AG_CGROOTS /sys/fs/cgroup/cpuacct/${c#"$CPU"/}";; esac

@@ -34,8 +34,8 @@ mkdir -p "$work" "$out"
 flags="-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE"
 flags="$flags -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes -Wvla"
 # shellcheck disable=SC2086
-if ! "$CC" $flags -I"$top/lib" -o "$out/fuzz-config" "$here/fuzz-config.c" \
-        "$top/lib/config-value.c" "$top/lib/config-parse.c" "$top/lib/config-load.c" "$top/lib/policy.c" "$top/lib/util.c"; then
+if ! "$CC" $flags -I"$top/lib/util" -I"$top/lib/config" -I"$top/lib/cgroup" -I"$top/lib/systemd" -I"$top/lib/login" -o "$out/fuzz-config" "$here/fuzz-config.c" \
+        "$top/lib/config/config-value.c" "$top/lib/config/config-parse.c" "$top/lib/config/config-load.c" "$top/lib/config/policy.c" "$top/lib/util/util.c"; then
         echo "fuzz target failed to build"; echo "0 passed, 1 failed"; exit 1
 fi
 

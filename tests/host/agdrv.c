@@ -3,7 +3,7 @@
  * agdrv: drives login sessions for the host tests, the way sshd, login and su do.
  *
  *   agdrv --pam CONFDIR SERVICE USER ACTION...   through real libpam (pam_start_confdir)
- *   agdrv --lib MOUNT ROOT USER ACTION...        through lib/session.c directly, for a
+ *   agdrv --lib MOUNT ROOT USER ACTION...        through lib/cgroup/session.c directly, for a
  *                                                cgroup2 mount without the cpu controller
  * Actions, run in order:
  *   open | close          pam_open_session / pam_close_session; prints "open=<rc name>"

@@ -45,8 +45,8 @@ check "pkg-config finds no libsystemd there" test -z "$(PKG_CONFIG_LIBDIR="$T/pc
 hidden "test ! -e /usr/include/systemd/sd-bus.h && '$SRC/configure'" >"$T/configure.out" 2>&1
 check "configure succeeds" grep -q "systemd:" "$T/configure.out"
 sed -n 's/^ *systemd: */# configure: systemd: /p' "$T/configure.out"
-check "configure: the systemd mode is in, lib/sdbus.h standing in for the headers" \
-        grep -q "systemd: *yes (libsystemd.so.0 loaded at run time; no sd-bus headers here, lib/sdbus.h used)" "$T/configure.out"
+check "configure: the systemd mode is in, lib/systemd/sdbus.h standing in for the headers" \
+        grep -q "systemd: *yes (libsystemd.so.0 loaded at run time; no sd-bus headers here, lib/systemd/sdbus.h used)" "$T/configure.out"
 hidden "make -j2 >'$T/make.out' 2>&1"
 check "the build succeeds" test -f "$B/pam_autogroup/.libs/pam_autogroup.so"
 MOD="$B/pam_autogroup/.libs/pam_autogroup.so"

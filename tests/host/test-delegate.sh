@@ -11,7 +11,7 @@
 # over as documented on cgroup v2 (cgroup.max.descendants bounds it); on v1
 # it is refused with one log line (the session stays root's). Every attack
 # runs as the unprivileged user on real cgroupfs: v1 cpu through real libpam,
-# v2 on /sys/fs/cgroup/unified through lib/session.c (the module refuses a
+# v2 on /sys/fs/cgroup/unified through lib/cgroup/session.c (the module refuses a
 # hierarchy without cpu; the guest lane runs the same attacks through PAM).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Accounting that travels: the module's end-of-session records (lib/acct.h)
+# Accounting that travels: the module's end-of-session records (lib/cgroup/acct.h)
 # through a real syslog forwarding, two rsyslog instances of this test's own
 # on loopback (private configs, work directories and pid files; neither
 # touches /dev/log or the host's rsyslog):

@@ -2,7 +2,7 @@
 # Hostile users inside their own session, with the default line (root's
 # leaves: the user owns only their cgroup.procs), against real libpam
 # sessions (tests/host/agdrv) on the real cgroup v1 cpu hierarchy, and inside
-# a delegated session (delegate=yes, v2 only) against lib/session.c on this
+# a delegated session (delegate=yes, v2 only) against lib/cgroup/session.c on this
 # host's cgroup2 mount:
 #   1. "autogroup enter", moves between leaves and mkdir attempts racing
 #      close_session;

@@ -2,7 +2,7 @@
 # Root's leaves with the default PAM line (no options), on this host's cgroup
 # v1 cpu hierarchy through real libpam (agdrv) and real su -l, and the cgroup
 # v2 kernel rules on the host's cgroup2 mount (no cpu controller, through
-# lib/session.c as the module calls it). Every attack runs as the
+# lib/cgroup/session.c as the module calls it). Every attack runs as the
 # unprivileged user (tests/leaves-attack.sh). The v2 lane with cpu is
 # tests/guest/test-leaves.sh.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"

@@ -244,7 +244,7 @@ wait_for "$U/linger.pid" '^[0-9]+$'; LP=$(cat "$U/linger.pid"); track_pid "$LP"
 SL=$(val AUTOGROUP_SESSION a2)
 touch "$T/a1.go" "$T/a2.go"; wait "$PID_a1" "$PID_a2" 2>/dev/null
 check "the lingering session stays in pool alpha" test -d "$CPU$SL/login"
-# cpuacct on its own (this host): the session's mirror lingers with it (lib/acct.c)
+# cpuacct on its own (this host): the session's mirror lingers with it (lib/cgroup/acct.c)
 ACCT=/sys/fs/cgroup/cpuacct
 HAVE_MIRROR=0
 if [ -f "$ACCT/cpuacct.usage" ] && [ ! -e "$ACCT/cpu.shares" ] && [ ! -e "$CPU/cpuacct.usage" ]; then HAVE_MIRROR=1; fi

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Host tests of the mode= option (lib/login-systemd.c, lib/systemd.c)
+# Host tests of the mode= option (lib/login/login-systemd.c, lib/systemd/systemd.c)
 # on this machine, which does not run systemd: mode=auto must stay the plain
 # cgroupfs mode, mode=cgroupfs must be exactly the old behaviour, mode=systemd
 # must fail like any other "no group can be made" case (one log line,

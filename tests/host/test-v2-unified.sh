@@ -1,7 +1,7 @@
 #!/bin/bash
 # The cgroup v2 code path on this host's cgroup2 mount (/sys/fs/cgroup/unified),
 # which has no cpu controller: delegation, the login/ leaf, migration between
-# the user's own leaves, and cleanup, driven through lib/session.c (the code
+# the user's own leaves, and cleanup, driven through lib/cgroup/session.c (the code
 # the module calls). The module refuses a hierarchy without cpu, so PAM is not
 # in this loop; the full v2 lane with cpu runs in the QEMU guest.
 #

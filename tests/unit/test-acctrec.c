@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
- * Unit tests: the accounting record of a session's end (lib/acct.h), the one
+ * Unit tests: the accounting record of a session's end (lib/cgroup/acct.h), the one
  * format every writer uses: its keys in order, percent-encoded values, the
  * marks of none and unknown. */
 #define _GNU_SOURCE

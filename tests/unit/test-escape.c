@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  * Unit tests: names a user chose as JSON strings and as log text
- * (lib/escape.c): control, format and noncharacter code points escaped,
+ * (lib/util/escape.c): control, format and noncharacter code points escaped,
  * invalid UTF-8 kept byte for byte (\udcXX), nothing raw in a log line. */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -48,7 +48,7 @@ static void utf8(unsigned cp, char *buf) {
 }
 
 /* Every format character (Cf) of Unicode 14 as Python 3.11's unicodedata
- * lists them, an independent source for the table in lib/escape.c. */
+ * lists them, an independent source for the table in lib/util/escape.c. */
 static const struct { unsigned lo, hi; } cf14[] = {
         { 0x00ad, 0x00ad }, { 0x0600, 0x0605 }, { 0x061c, 0x061c }, { 0x06dd, 0x06dd }, { 0x070f, 0x070f },
         { 0x0890, 0x0891 }, { 0x08e2, 0x08e2 }, { 0x180e, 0x180e }, { 0x200b, 0x200f }, { 0x202a, 0x202e },

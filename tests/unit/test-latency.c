@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for latency classes: the config items "latency" and
- * "interactive" (lib/config-value.c), their resolution (lib/policy.c), the
+ * "interactive" (lib/config/config-value.c), their resolution (lib/config/policy.c), the
  * class -> scheduler attribute mapping and the leaf weight table
- * (lib/latency.c). The last test sets a class on
+ * (lib/config/latency.c). The last test sets a class on
  * the test's own thread, which needs no privilege; on a kernel without custom
  * slices it checks the fallback instead. */
 #ifndef _GNU_SOURCE

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
- * Unit tests: a login's lifecycle (lib/login.c) where it is pure logic: the
+ * Unit tests: a login's lifecycle (lib/login/login.c) where it is pure logic: the
  * mode decided once, what close does in each state, the unit value text.
  * The backends' cgroup work is tested through real libpam and cgroupfs by
  * the host and guest lanes. */

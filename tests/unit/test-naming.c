@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
- * Unit tests: the names and paths of the layout (lib/place.c), mountinfo
+ * Unit tests: the names and paths of the layout (lib/cgroup/place.c), mountinfo
  * parsing, number parsing. */
 #define _GNU_SOURCE
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for rule resolution and the cgroup value mapping (lib/policy.c). */
+/* Unit tests for rule resolution and the cgroup value mapping (lib/config/policy.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

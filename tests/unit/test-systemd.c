@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
- * Unit tests of lib/systemd.c: mode names, the auto decision, unit values,
+ * Unit tests of lib/systemd/systemd.c: mode names, the auto decision, unit values,
  * and the bound of ag_systemd_start_user_scope() when the user manager's
  * sockets are missing or never answer (real sockets in a temporary
  * directory, the real libsystemd); the user bus address "autogroup enter"

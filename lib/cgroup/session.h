@@ -41,7 +41,7 @@ typedef struct AgSession {
         char *name;                    /* session directory; NULL when the user has sessions no */
         char *origin;                  /* cgroup the process came from (may be NULL) */
         char *acct_origin;             /* v1: its cpuacct group then, read with origin (may be NULL);
-                                        * where the accounting mirror puts it back (lib/acct.h) */
+                                        * where the accounting mirror puts it back (lib/cgroup/acct.h) */
         char *path;                    /* cgroup path of the session (or user group), "/<root>/user-<uid>/<name>" */
         /* pools */
         char *pool;                    /* the user's pool (path "/<root>/pool-<pool>/user-<uid>/<name>"); NULL for none */

@@ -23,8 +23,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "conf.h"
 #include "pamconf.h"
-#include "place.h"
 #include "util.h"
 
 #define MAX_WORDS 64

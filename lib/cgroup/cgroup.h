@@ -156,3 +156,8 @@ int ag_cg_foreach_proc(int cgfd, unsigned max, int (*fn)(pid_t pid, void *userda
 
 /* Counts processes listed in cgroup.procs (of this cgroup only). */
 int ag_cg_count_procs(int cgfd);
+
+/* Does the kernel have cpu.idle (Linux 5.15+)? Looks for the file in the
+ * cgroup at path (relative to the hierarchy, never its root: the root group
+ * has no cpu.idle), walked without following symlinks. 1 yes, 0 no, -errno. */
+int ag_kernel_has_cpu_idle(const AgHierarchy *h, const char *path);

@@ -5,7 +5,7 @@
  *   <hierarchy>/<root>[/pool-<name>]/user-<uid>/<session>/login
  *
  * open: the session's groups with the user's (and pool's) policy, the caller
- * moved into login/ (lib/session.c), and the CPU accounting (lib/acct.c: on
+ * moved into login/ (lib/cgroup/session.c), and the CPU accounting (lib/cgroup/acct.c: on
  * v1 with cpuacct mounted apart, a mirror of the session there). close: the
  * CPU time read, the caller moved back, the session and the user's other
  * empty groups removed. The watcher finishes a close whose processes were

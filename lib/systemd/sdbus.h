@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The sd-bus declarations lib/systemd.c needs. libsystemd.so.0 is loaded with
+/* The sd-bus declarations lib/systemd/systemd.c needs. libsystemd.so.0 is loaded with
  * dlopen() and its functions looked up with dlsym(), so the build needs no
  * libsystemd at all: with <systemd/sd-bus.h> (AG_HAVE_SDBUS_H) its own
  * declarations are used, without it these few, which are sd-bus's stable

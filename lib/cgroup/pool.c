@@ -170,7 +170,7 @@ static bool seen_before(const AgConfig *config, size_t i, const char *pool) {
         return false;
 }
 
-/* The cpuacct mirrors of the places swept (lib/acct.c): <cpuacct>/<root> is
+/* The cpuacct mirrors of the places swept (lib/cgroup/acct.c): <cpuacct>/<root> is
  * opened at the first place, and only once. */
 typedef struct MirrorSweep {
         const AgHierarchy *h;

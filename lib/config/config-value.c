@@ -317,3 +317,13 @@ bool ag_pool_name_valid(const char *p, size_t n) {
         }
         return true;
 }
+
+bool ag_root_name_valid(const char *s) {
+        if (!s || !*s || *s == '.' || strlen(s) > AG_ROOT_NAME_MAX)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+                      *s == '-' || *s == '_' || *s == '.'))
+                        return false;
+        return true;
+}

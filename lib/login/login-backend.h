@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The two backends behind lib/login.c: what one mode does at open and at
+/* The two backends behind lib/login/login.c: what one mode does at open and at
  * close. Only login.c calls them. */
 
 #include "login.h"

@@ -57,7 +57,7 @@ typedef enum AgItem {
 
 #define AG_MAX_NONE (-1L)              /* value of "max none" */
 
-/* latency classes: the values of the item "latency" (lib/latency.h
+/* latency classes: the values of the item "latency" (lib/config/latency.h
  * maps them to scheduler attributes) */
 typedef enum AgLatency {
         AG_LATENCY_BATCH,              /* 0: latency-insensitive */
@@ -70,14 +70,14 @@ typedef enum AgLatency {
 
 /* The item "interactive": 0 (the default) a latency class changes only
  * latency; 1 and 2 the leaf "autogroup run --latency" makes also gets a larger
- * weight inside the user's own share (lib/latency.h has the table). */
+ * weight inside the user's own share (lib/config/latency.h has the table). */
 #define AG_INTERACTIVE_MAX 2
 #define AG_INTERACTIVE_DEFAULT 0
 
 /* The item "leaves": how many leaves root makes at open in the session of
  * a login that may have a terminal (ag_tty_is_terminal(): PAM_TTY a
  * terminal device, an X display, or sshd's "ssh"), for
- * the user's terminals and "autogroup run" commands (lib/place.h). The
+ * the user's terminals and "autogroup run" commands (lib/cgroup/place.h). The
  * default serves a tmux with four panes and two "autogroup run" commands
  * beside the login's own shell in login/. The item "leaves-notty": the same
  * for a login without one (cron; su, runuser or sudo in a script),
@@ -155,3 +155,10 @@ AgConfig *ag_config_free(AgConfig *config);
 
 /* pools: is p[0..n) a valid pool name? */
 bool ag_pool_name_valid(const char *p, size_t n);
+
+/* The root= of the module: the default subtree. */
+#define AG_ROOT_DEFAULT "autogroup"
+/* The subtree name given with root=: letters, digits, '-', '_', '.', not
+ * starting with '.', 1..AG_ROOT_NAME_MAX characters (one path component). */
+#define AG_ROOT_NAME_MAX 64
+bool ag_root_name_valid(const char *s);

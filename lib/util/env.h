@@ -6,7 +6,7 @@
  * process's real cgroup before use. */
 
 /* /<root>[/pool-<name>]/user-<uid>[/<session>]: where the cgroupfs mode put
- * the login (checked by lib/hint.c). */
+ * the login (checked by lib/cgroup/hint.c). */
 #define AG_SESSION_ENV "AUTOGROUP_SESSION"
 
 /* AG_MODE_ENV=AG_MODE_ENV_SYSTEMD: the systemd mode placed the login, so

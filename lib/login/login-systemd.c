@@ -4,7 +4,7 @@
  * process is moved. What the rules set becomes runtime properties of
  * user-UID.slice (CPUWeight=, CPUWeight=idle, CPUQuotaPerSecUSec=), set over
  * D-Bus where systemd's own configuration leaves them unset
- * (lib/systemd-slice.c). The session level (the scope's CPUWeight=, handed
+ * (lib/systemd/systemd-slice.c). The session level (the scope's CPUWeight=, handed
  * to pam_systemd as PAM data) and the login's environment are the PAM
  * module's part. */
 

@@ -1064,3 +1064,18 @@ int ag_cg_count_procs(int cgfd) {
                 return negative_errno();
         return count;
 }
+
+int ag_kernel_has_cpu_idle(const AgHierarchy *h, const char *path) {
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        assert(h);
+        assert(path);
+
+        r = ag_hierarchy_open_path(h, path, &fd);
+        if (r < 0)
+                return r;
+        if (faccessat(fd, "cpu.idle", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+                return 1;
+        return errno == ENOENT ? 0 : negative_errno();
+}

@@ -9,9 +9,9 @@
  *   ag_login_watch()  removes a closed session once its processes are gone
  *
  * Two backends do the work:
- *   cgroupfs (lib/login-cgroupfs.c)  v1 and v2, pools, the cpuacct mirror:
+ *   cgroupfs (lib/login/login-cgroupfs.c)  v1 and v2, pools, the cpuacct mirror:
  *                                    <root>[/pool-<name>]/user-<uid>/<session>/login
- *   systemd  (lib/login-systemd.c)   user-UID.slice properties through systemd
+ *   systemd  (lib/login/login-systemd.c)   user-UID.slice properties through systemd
  *
  * Nothing here logs or knows PAM: every call returns -errno, with the failing
  * step in an AgLoginFailure, and leaves what went wrong without failing the
@@ -104,7 +104,7 @@ typedef struct AgLoginParams {
         void *removed_userdata;
 } AgLoginParams;
 
-/* Decides the mode of one login by ag_mode_decide() (lib/mode.h): CGROUPFS
+/* Decides the mode of one login by ag_mode_decide() (lib/systemd/mode.h): CGROUPFS
  * and SYSTEMD as asked; AUTO becomes SYSTEMD on a systemd host whose cgroup
  * v2 offers cpu. The hierarchy found on the way is kept for the backend.
  * -ENOMEM only. */

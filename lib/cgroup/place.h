@@ -8,7 +8,7 @@
  *
  * A "place" is the directory that holds user-<uid>: <root> itself or one
  * pool directory <root>/pool-<name>. On cgroup v1 with cpuacct mounted on
- * its own, the cpuacct mirror of a place (lib/acct.h) has the same path
+ * its own, the cpuacct mirror of a place (lib/cgroup/acct.h) has the same path
  * below the cpuacct hierarchy's root: what takes the fd of <root> here
  * (ag_pool_parent_find) finds a place in either hierarchy.
  *
@@ -35,13 +35,12 @@
 /* Called for every group a sweep removed; path is relative to the hierarchy.
  * usage: for a session group removed after its login's close (a session
  * that was still lingering then), what it used up to its removal, read just
- * before it (lib/acct.h; fields -1 where unknown); NULL for every other
+ * before it (lib/cgroup/acct.h; fields -1 where unknown); NULL for every other
  * group, and for the session a close or its watcher removes itself (they
  * read its figures on their own). */
 struct AgCpuUsage;
 typedef void (*ag_removed_fn)(void *userdata, const char *path, const struct AgCpuUsage *usage);
 
-#define AG_ROOT_DEFAULT "autogroup"
 #define AG_USER_PREFIX "user-"
 #define AG_POOL_PREFIX "pool-"
 #define AG_AUDIT_SESSION_UNSET 4294967295UL
@@ -54,10 +53,6 @@ typedef void (*ag_removed_fn)(void *userdata, const char *path, const struct AgC
 /* The same for "autogroup gc", run by the administrator. */
 #define AG_GC_MAX_DIRS 16384
 
-/* The subtree name given with root=: letters, digits, '-', '_', '.', not
- * starting with '.', 1..AG_ROOT_NAME_MAX characters (one path component). */
-#define AG_ROOT_NAME_MAX 64
-bool ag_root_name_valid(const char *s);
 
 /* The leaves root makes in a session that is not delegated (the default),
  * each root's but for its cgroup.procs, which is the user's (on cgroup v2
@@ -68,7 +63,7 @@ bool ag_root_name_valid(const char *s);
  *   leaf-1 .. leaf-<leaves>   a terminal (autogroup enter) or an "autogroup run"
  *                             command each, the default weight
  *   class-interactive         at interactive 1 and 2: "autogroup run --latency"
- *   class-audio               of that class, with the weight of lib/latency.h's
+ *   class-audio               of that class, with the weight of lib/config/latency.h's
  *                             table (the item interactive), written by root */
 #define AG_ROOT_LEAF_PREFIX "leaf-"
 #define AG_CLASS_LEAF_PREFIX "class-"

@@ -55,7 +55,7 @@ int ag_user_slice_name(uid_t uid, char *buf, size_t size);
 bool ag_systemd_session_scope_path(const char *path);
 
 /* ---- user slices: what a rule sets, and nothing an administrator set in
- * systemd (lib/systemd-slice.c)
+ * systemd (lib/systemd/systemd-slice.c)
  *
  * Precedence, per property (CPUWeight= with idle, CPUQuota=) of
  * user-<uid>.slice:

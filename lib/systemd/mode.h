@@ -2,7 +2,7 @@
 #pragma once
 
 /* The mode of pam_autogroup (mode=auto|cgroupfs|systemd), decided in one
- * place for the module (lib/login.c) and every verb of the helper. */
+ * place for the module (lib/login/login.c) and every verb of the helper. */
 
 #include <errno.h>
 #include <stdbool.h>
@@ -32,7 +32,7 @@ typedef struct AgModeFacts {
 /* The mode, by one rule:
  *   1. a verb acting in the caller's own login follows the module that
  *      placed it: SYSTEMD when the login's environment says
- *      AG_MODE_ENV=AG_MODE_ENV_SYSTEMD (lib/env.h), CGROUPFS otherwise. The
+ *      AG_MODE_ENV=AG_MODE_ENV_SYSTEMD (lib/util/env.h), CGROUPFS otherwise. The
  *      variable is the user's to change: only a switch, where a process
  *      sits is read from its real cgroup;
  *   2. otherwise the configured mode: CGROUPFS and SYSTEMD as they are;

@@ -88,16 +88,6 @@ int ag_user_group_name(uid_t uid, char *buf, size_t size) {
         return 0;
 }
 
-bool ag_root_name_valid(const char *s) {
-        if (!s || !*s || *s == '.' || strlen(s) > AG_ROOT_NAME_MAX)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-                      *s == '-' || *s == '_' || *s == '.'))
-                        return false;
-        return true;
-}
-
 int ag_user_group_parse(const char *name, uid_t *ret_uid) {
         unsigned long v;
         int r;
