@@ -761,14 +761,17 @@ int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_i
         return 0;
 }
 
-int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v) {
+int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing) {
         /* What the kernel gives every new cpu cgroup: weight 100 (v1 shares
          * 1024), no quota, the 100 ms period, not idle. */
         unsigned long weight = h->version == 2 ? 100 : 1024;
 
-        if (!v->idle && v->weight == weight && v->quota_us < 0 && v->period_us == AG_CPU_PERIOD_US)
+        if (!v->idle && v->weight == weight && v->quota_us < 0 && v->period_us == AG_CPU_PERIOD_US) {
+                if (ret_idle_missing)
+                        *ret_idle_missing = false;
                 return 0;
-        return ag_cg_apply(h, cgfd, v, NULL);
+        }
+        return ag_cg_apply(h, cgfd, v, ret_idle_missing);
 }
 
 /* Reads a /proc file whole (its size is not known beforehand) into a

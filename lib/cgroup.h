@@ -117,7 +117,7 @@ int ag_cg_set_weight_idle(const AgHierarchy *h, int cgfd, unsigned weight, int i
 
 /* The same for a group made just now, which holds the kernel's defaults:
  * nothing is read, and only values that differ from them are written. */
-int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v);
+int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing);
 
 /* Reads the cgroup path of pid (0: the caller) in the hierarchy from
  * /proc/PID/cgroup. -ENAMETOOLONG when a path of pid is PATH_MAX - 1 bytes

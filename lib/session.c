@@ -63,13 +63,19 @@ static bool retryable(int r) {
         return r == -ENOENT || r == -ENODEV;
 }
 
-static int apply_user_policy(const AgHierarchy *h, int ufd, bool created, const AgPolicy *policy) {
+static int apply_user_policy(const AgHierarchy *h, int ufd, bool created, const AgPolicy *policy,
+                             const AgEvents *events) {
+        bool idle_missing = false;
         AgCgValues v;
+        int r;
 
         if (!h->has_cpu)
                 return 0;
         ag_policy_to_values(policy, h->version, &v);
-        return created ? ag_cg_apply_new(h, ufd, &v) : ag_cg_apply(h, ufd, &v, NULL);
+        r = created ? ag_cg_apply_new(h, ufd, &v, &idle_missing) : ag_cg_apply(h, ufd, &v, &idle_missing);
+        if (r >= 0 && idle_missing)
+                ag_events_warn(events, AG_WARN_NO_CPU_IDLE, -ENOENT, NULL);
+        return r;
 }
 
 /* One leaf of root's below the session sfd: made, its weight written when
@@ -128,9 +134,9 @@ static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, uns
 
 /* Makes the session directory and its login/ leaf, delegates both when
  * p->delegate (on cgroup v2 only once the kernel's bounds on the session's
- * subtree are written; else ret_s->delegate_error gets the -errno and the
+ * subtree are written; else AG_WARN_DELEGATE goes to p->events and the
  * session stays root's), or else makes root's leaves (ret_s->leaves,
- * class_leaves, leaves_error), moves pid in. On failure removes what it made. */
+ * class_leaves; AG_WARN_LEAVES for a refused one), moves pid in. On failure removes what it made. */
 static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pid_t pid, AgSession *ret_s,
                         char **ret_name, const char **what) {
         _cleanup_close_ int sfd = -1, lfd = -1;
@@ -174,7 +180,7 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                         }
                         if (r < 0) {
                                 /* unbounded, it is not handed to the user */
-                                ret_s->delegate_error = r;
+                                ag_events_warn(p->events, AG_WARN_DELEGATE, r, NULL);
                                 delegate = false;
                         }
                 }
@@ -205,7 +211,8 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                         *what = "create the session's leaves";
                         goto fail;      /* removed under our feet: start over */
                 }
-                ret_s->leaves_error = r < 0 ? r : 0;
+                if (r < 0)
+                        ag_events_warn(p->events, AG_WARN_LEAVES, r, NULL);
         }
         r = ag_cg_attach(lfd, pid);
         if (r < 0) {
@@ -322,9 +329,8 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 }
                 /* pools: the user's groups in the places they left */
                 if (i == 0)
-                        (void) ag_pool_sweep_other_places(h, rfd, root, p->uid, p->pool, p->config, p->removed,
-                                                          p->removed_userdata);
-                r = apply_user_policy(h, ufd, user_created, p->policy);
+                        (void) ag_pool_sweep_other_places(h, rfd, root, p->uid, p->pool, p->config, p->events);
+                r = apply_user_policy(h, ufd, user_created, p->policy, p->events);
                 if (r < 0) {
                         what = "set the user group's cpu policy";
                         if (retryable(r) && i < OPEN_RETRIES)
@@ -364,8 +370,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 /* Sessions of this user that emptied since their close (a
                  * user group made just now has none). */
                 if (i == 0 && !user_created)
-                        (void) ag_user_sweep(pfd, place, p->uid, false, AG_SESSION_MAX_DIRS, p->removed,
-                                             p->removed_userdata);
+                        (void) ag_user_sweep(pfd, place, p->uid, false, AG_SESSION_MAX_DIRS, p->events);
 
                 made = (AgSession) {};
                 r = make_session(h, ufd, p, pid, &made, &name, &what);
@@ -396,12 +401,10 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         s->origin = TAKE_PTR(origin);
         s->acct_origin = TAKE_PTR(acct_origin);
         s->path = TAKE_PTR(path);
-        s->policy_error = policy_error;
-        s->policy_what = policy_what;
-        s->delegate_error = made.delegate_error;
         s->leaves = made.leaves;
         s->class_leaves = made.class_leaves;
-        s->leaves_error = made.leaves_error;
+        if (policy_error < 0)
+                ag_events_warn(p->events, AG_WARN_POLICY, policy_error, policy_what);
         *ret = s;
         r = 0;
 
@@ -462,17 +465,17 @@ static int root_leaves_in_use(int sfd, const AgSession *s) {
         return 0;
 }
 
-int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_removed_fn removed, void *userdata) {
+int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, const AgEvents *events) {
         _cleanup_free_ char *current = NULL;
 
         if (pid <= 0)
                 pid = getpid();
         (void) ag_cg_pid_path(h, pid, &current);
-        return ag_session_close_from(h, s, pid, current, removed, userdata);
+        return ag_session_close_from(h, s, pid, current, events);
 }
 
 int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, const char *current,
-                          ag_removed_fn removed, void *userdata) {
+                          const AgEvents *events) {
         _cleanup_close_ int mfd = -1;
         int r;
 
@@ -539,17 +542,16 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
                         sfd = safe_close(sfd);
                         result = keep ? -EBUSY
                                       : ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
-                        if (result == 0 && n > 0 && removed)
-                                removed(userdata, s->path, NULL);
+                        if (result == 0 && n > 0)
+                                ag_events_removed(events, s->path, NULL);
                 }
         }
-        r = ag_user_sweep(rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
+        r = ag_user_sweep(rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, events);
         if (r < 0)
                 return r;
         /* pools: the user's groups in the pool, and the pool once empty */
         if (s->pool)
-                (void) ag_pool_sweep_place(rfd, s->root, s->pool, s->uid, true, AG_SESSION_MAX_DIRS, removed,
-                                           userdata);
+                (void) ag_pool_sweep_place(rfd, s->root, s->pool, s->uid, true, AG_SESSION_MAX_DIRS, events);
         return result == -E2BIG ? -EBUSY : result;
 }
 
