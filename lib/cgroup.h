@@ -116,7 +116,8 @@ int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_i
 int ag_cg_set_weight_idle(const AgHierarchy *h, int cgfd, unsigned weight, int idle, bool *ret_idle_missing);
 
 /* The same for a group made just now, which holds the kernel's defaults:
- * nothing is read, and only values that differ from them are written. */
+ * nothing is read, and only values that differ from them are written;
+ * *ret_idle_missing (may be NULL) as ag_cg_apply gives it. */
 int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing);
 
 /* Reads the cgroup path of pid (0: the caller) in the hierarchy from

@@ -218,15 +218,3 @@ int ag_latency_apply_process(pid_t pid, AgLatency l, AgLatencyResult *ret_result
         *ret_result = first;
         return 0;
 }
-
-int ag_kernel_has_cpu_idle(const AgHierarchy *h, const char *path) {
-        _cleanup_close_ int fd = -1;
-        int r;
-
-        r = ag_hierarchy_open_path(h, path, &fd);
-        if (r < 0)
-                return r;
-        if (faccessat(fd, "cpu.idle", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-                return 1;
-        return errno == ENOENT ? 0 : negative_errno();
-}

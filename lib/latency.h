@@ -103,9 +103,3 @@ int ag_latency_apply_process(pid_t pid, AgLatency l, AgLatencyResult *ret_result
 
 /* Formats a slice for people: "0.1 ms", "100 ms", "the kernel's default". */
 void ag_latency_describe(AgLatency l, char *buf, size_t size);
-
-/* Does the kernel have cpu.idle (Linux 5.15+)? Looks for the file in the
- * cgroup at path (relative to the hierarchy, never its root: the root group
- * has no cpu.idle), walked without following symlinks. 1 yes, 0 no, -errno. */
-#include "cgroup.h"
-int ag_kernel_has_cpu_idle(const AgHierarchy *h, const char *path);
