@@ -27,6 +27,9 @@ typedef enum AgWarn {
         AG_WARN_LEAVES,                /* the kernel refused a leaf: the session has the ones made before */
         AG_WARN_DELEGATE,              /* delegate asked, but the session's bounds (cgroup.max.descendants,
                                         * cgroup.max.depth) could not be written: not delegated */
+        AG_WARN_DELEGATE_V1,           /* delegate asked on cgroup v1: refused, the session stays root's
+                                        * (a user's own sub-groups there could hold off a cap: the
+                                        * kernel refuses a quota below a descendant's) */
         AG_WARN_ACCT,                  /* no CPU accounting for the session; detail: the step that
                                         * failed, NULL when there was no memory for it at all */
         _AG_WARN_MAX,

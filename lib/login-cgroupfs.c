@@ -112,7 +112,7 @@ static int cgroupfs_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) 
                 .pool = p->policy->pool,
                 .pool_policy = p->pool_policy,
                 .config = p->config,
-                /* v1: never (see AgLogin.delegate_refused) */
+                /* v1: never (AG_WARN_DELEGATE_V1) */
                 .delegate = p->delegate && h->version == 2,
                 .terminal = p->terminal,
                 .events = p->events,
@@ -124,7 +124,8 @@ static int cgroupfs_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) 
         }
         l->session = s;
         l->state = AG_LOGIN_GROUPED;
-        l->delegate_refused = p->delegate && h->version == 1;
+        if (p->delegate && h->version == 1)
+                ag_events_warn(p->events, AG_WARN_DELEGATE_V1, -EOPNOTSUPP, NULL);
         acct_open(l, p->events);
         return 0;
 }

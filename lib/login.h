@@ -77,9 +77,6 @@ typedef struct AgLogin {
 
         /* cgroupfs, AG_LOGIN_GROUPED */
         AgSession *session;
-        bool delegate_refused;         /* delegate=yes on cgroup v1: refused, the session stays root's
-                                        * (a user's own sub-groups there could hold off a cap: the
-                                        * kernel refuses a quota below a descendant's) */
         AgAcct *acct;                  /* CPU accounting; NULL when there was no memory for it
                                         * (AG_WARN_ACCT tells either, and a mirror that failed) */
 

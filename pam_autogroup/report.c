@@ -9,7 +9,6 @@
 #endif
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 
@@ -225,7 +224,7 @@ void opened_session(struct module_events *ev, const AgLogin *l, const AgPolicy *
                            "PAM_TTY %s)", s->path, s->leaves, terminal ? "leaves" : "leaves-notty",
                            terminal ? "with" : "without", tty ? (const char *) tty : "unset");
         }
-        if (l->delegate_refused)
+        if (module_warned(ev, AG_WARN_DELEGATE_V1, NULL) < 0)
                 pam_syslog(pamh, LOG_NOTICE, "delegate=yes refused on cgroup v1 (groups a user made there could "
                            "hold off a cap): %s%s of %s stays root's", h->mount, s->path, user);
         if ((error = module_warned(ev, AG_WARN_DELEGATE, NULL)) < 0)
