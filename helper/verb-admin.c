@@ -116,7 +116,8 @@ static void print_slice_forgotten(void *userdata, const char *slice) {
 }
 
 static int gc_root(const AgHierarchy *h, const char *root, struct gc_log *g, int *removed) {
-        int r = ag_gc(h, root, print_removed, g);
+        const AgEvents events = { .removed = print_removed, .userdata = g };
+        int r = ag_gc(h, root, &events);
 
         if (r > 0) {
                 *removed += r;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* What the module's files share: the options of one PAM call and the
- * reports of each outcome (report.c), which pam_autogroup.c calls. */
+/* What the module's files share: the options of one PAM call, the event
+ * sink of one call (events.c), the per-handle state (state.c), what the
+ * login is handed (env.c), the close's watcher (watch.c) and the lines of
+ * each outcome (report.c), which pam_autogroup.c calls in order. */
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -37,21 +39,31 @@ static inline int fail_rc(const struct module_ctl *ctl) {
         return (ctl->flags & AG_OPT_STRICT) ? PAM_SESSION_ERR : PAM_IGNORE;
 }
 
-/* Told of every group a sweep removes (on_removed): a debug line and an
- * audit record; for a session that outlived its close, its accounting line
- * and session-end record too. */
-struct removed_ctx {
+/* ---- the event sink of one PAM call (events.c, lib/cgroup/events.h) */
+/* Every group a sweep removes becomes at once a debug line and an audit
+ * record (for a session that outlived its close, its accounting line and
+ * session-end record too: log_removed). A warning is kept, the last one of
+ * each kind, for the line of the outcome (opened_session, log_latency),
+ * which names the session the library did not know yet when it told it. */
+struct module_events {
+        AgEvents sink;                 /* what the library is given; its userdata is this struct */
         pam_handle_t *pamh;
         const struct module_ctl *ctl;
         AgAuditConn audit;
         const char *user;
         uid_t uid;
         const char *by;                /* the accounting record's writer: "sweep", "watcher" */
+        struct {
+                int error;             /* -errno told, 0 when none */
+                const char *detail;    /* static text, or NULL */
+        } warned[_AG_WARN_MAX];
 };
-#define REMOVED_CTX(h_, ctl_, user_, uid_)                                                                  \
-        { .pamh = (h_), .ctl = (ctl_), .user = (user_), .uid = (uid_), .by = "sweep",                        \
-          .audit = AG_AUDIT_CONN_INIT((h_), !((ctl_)->flags & AG_OPT_NOAUDIT), AG_DEBUG(ctl_)) }
-void on_removed(void *userdata, const char *path, const AgCpuUsage *usage);
+/* Sets up ev in place (ev->sink points to it), its audit connection per
+ * the options; by "sweep". */
+void module_events_init(struct module_events *ev, pam_handle_t *pamh, const struct module_ctl *ctl,
+                        const char *user, uid_t uid);
+/* The -errno told for what (0: none), and its detail (may be NULL). */
+int module_warned(const struct module_events *ev, AgWarn what, const char **ret_detail);
 
 /* ---- the per-handle state (state.c) */
 /* What one open leaves for its close (pam_set_data): the user as open
@@ -83,15 +95,38 @@ void login_data_drop(pam_handle_t *pamh);
  * there. */
 bool aside_count(pam_handle_t *pamh, int delta);
 
-/* ---- open */
-/* the debug lines of the policy; the pool a systemd login cannot have */
+/* ---- what the login is handed through the PAM handle (env.c) */
+/* systemd: the session scope's weight, handed to pam_systemd */
+void env_session_weight(pam_handle_t *pamh, const AgPolicy *policy, bool logind_session);
+/* systemd: AUTOGROUP_MODE and AUTOGROUP_INTERACTIVE */
+void env_slice(pam_handle_t *pamh, const AgPolicy *policy);
+/* cgroupfs: AUTOGROUP_SESSION (path) and AUTOGROUP_INTERACTIVE */
+void env_session(pam_handle_t *pamh, const char *path, const AgPolicy *policy);
+/* A login nested in a session of the same user (it stays in its caller's
+ * group): AUTOGROUP_SESSION (the caller's session) and
+ * AUTOGROUP_INTERACTIVE in the PAM environment, as env_session sets
+ * them, for clients that start from a clean environment (su -, sudo -i). */
+void env_nested(pam_handle_t *pamh, const struct module_ctl *ctl, const AgLogin *l, const AgPolicy *policy);
+
+/* ---- the watcher of a closed session that still holds processes (watch.c) */
+void watch_start(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, uid_t uid, const AgLogin *l);
+
+/* ---- the lines (report.c) */
+/* a group a sweep removed: the debug line, the audit record and, for a
+ * session that outlived its close, its end (log_session_end) */
+void log_removed(struct module_events *ev, const char *path, const AgCpuUsage *usage);
+/* The accounting record (ag_acct_record_format) and audit record of a
+ * session's end (doc/design.md, "CPU accounting"): state "closed" or
+ * "lingering" at close, "removed" when a lingering session (or one whose
+ * login never closed) goes later; by names the writer. u NULL or a field
+ * < 0: "?"; wall_usec < 0: "?". */
+void log_session_end(struct module_events *ev, const char *path, bool user_scope, const AgCpuUsage *u,
+                     long long wall_usec, const char *state, const char *by);
+/* open: the debug lines of the policy; the pool a systemd login cannot have */
 void log_policy(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, const AgLogin *l,
                 const AgPolicy *policy, const AgPolicy *pool_policy);
 /* the latency class given to the caller */
-void log_latency(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, const AgPolicy *policy,
-                 const AgLogin *l);
-/* systemd: the session scope's weight, handed to pam_systemd */
-void systemd_session_level(pam_handle_t *pamh, const AgPolicy *policy, bool logind_session);
+void log_latency(const struct module_events *ev, const AgPolicy *policy, const AgLogin *l);
 /* the one line of a login that got no group */
 void log_failure(pam_handle_t *pamh, const char *user, const AgLogin *l, const AgLoginParams *p,
                  const AgLoginFailure *f, int r);
@@ -99,19 +134,11 @@ void log_failure(pam_handle_t *pamh, const char *user, const AgLogin *l, const A
  * at the caller's group found (nested: the login stepped aside) */
 void log_where(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, const AgLogin *l,
                 bool nested);
-/* a login that got its slice (systemd) or its session (cgroupfs): lines, environment, audit */
-void opened_slice(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *a, const char *user, uid_t uid,
-                  const AgLogin *l, const AgPolicy *policy);
-/* A login nested in a session of the same user (it stays in its caller's
- * group): AUTOGROUP_SESSION (the caller's session) and
- * AUTOGROUP_INTERACTIVE in the PAM environment, as opened_session sets
- * them, for clients that start from a clean environment (su -, sudo -i). */
-void nested_session(pam_handle_t *pamh, const struct module_ctl *ctl, const AgLogin *l, const AgPolicy *policy);
-void opened_session(pam_handle_t *pamh, const struct module_ctl *ctl, AgAuditConn *a, const char *user,
-                    const AgLogin *l, const AgPolicy *policy);
+/* a login that got its slice (systemd) or its session (cgroupfs): lines, audit */
+void opened_slice(struct module_events *ev, const AgLogin *l, const AgPolicy *policy);
+void opened_session(struct module_events *ev, const AgLogin *l, const AgPolicy *policy);
 
-/* ---- close */
+/* close */
 void closed_slice(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, bool logind_session, int r);
-/* the accounting line and record, the watcher of a lingering session; returns the PAM result */
-int closed_session(pam_handle_t *pamh, const struct module_ctl *ctl, struct removed_ctx *rc, const AgLogin *l,
-                   const AgLoginEnd *end, int r);
+/* the accounting line and record; returns the PAM result */
+int closed_session(struct module_events *ev, const AgLogin *l, const AgLoginEnd *end, int r);

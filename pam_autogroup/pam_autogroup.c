@@ -2,11 +2,13 @@
  *
  * pam_autogroup: one cpu cgroup per login session, below a group per user.
  *
- * This file is only the PAM glue: the options, the user and the policy
- * (lib/config-*.c, lib/config/policy.c, NSS through in_group), and the two entry
- * points. The per-handle state is state.c, one log line per outcome
- * report.c, the audit records audit.c; the login's lifecycle is
- * lib/login/login.c with its two backends. */
+ * This file is the PAM glue, and the two entry points read top to bottom:
+ * the options, the user and the policy (lib/config/config-*.c, lib/config/policy.c, NSS
+ * through in_group), the login's open or close (lib/login/login.c with its two
+ * backends), then the lines, the environment and the watcher. The
+ * per-handle state is state.c, the event sink of one call events.c, the
+ * environment and pam_systemd's session weight env.c, the close's watcher
+ * watch.c, one log line per outcome report.c, the audit records audit.c. */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -120,14 +122,80 @@ static int in_group(void *userdata, const char *group) {
         return r;
 }
 
-int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
-        _cleanup_(config_freep) AgConfig *config = NULL;
-        struct module_ctl ctl;
+/* The user the login is for, and this handle's state (state.c), which
+ * keeps what open found for close. false: one line said why. */
+static bool open_user(pam_handle_t *pamh, const struct passwd **ret_pw, struct login_data **ret_d) {
         const struct passwd *pw;
         const char *user = NULL;
         struct login_data *d;
-        AgPolicy policy, pool_policy;
+
+        if (pam_get_item(pamh, PAM_USER, (const void **) &user) != PAM_SUCCESS || !user || !*user) {
+                pam_syslog(pamh, LOG_ERR, "no user name, session not grouped");
+                return false;
+        }
+        pw = pam_modutil_getpwnam(pamh, user);
+        d = login_data_new(pamh, pw);
+        if (!d) {
+                pam_syslog(pamh, LOG_CRIT, "out of memory");
+                return false;
+        }
+        if (!pw) {
+                pam_syslog(pamh, LOG_NOTICE, "unknown user %s, session not grouped", user);
+                return false;
+        }
+        /* Rules, groups, logs and audit records use the account's own name,
+         * whatever case or form the client passed. */
+        if (strcmp(pw->pw_name, user) != 0)
+                pam_syslog(pamh, LOG_INFO, "PAM user %s is account %s (uid %lu): rules matched for %s", user,
+                           pw->pw_name, (unsigned long) pw->pw_uid, pw->pw_name);
+        *ret_pw = pw;
+        *ret_d = d;
+        return true;
+}
+
+/* The config, the user's policy and their pool's. false: one line said why. */
+static bool open_policy(pam_handle_t *pamh, const struct module_ctl *ctl, const struct passwd *pw,
+                        const char *user, AgConfig **ret_config, AgPolicy *ret_policy, AgPolicy *ret_pool_policy) {
+        struct group_ctx g = { .pamh = pamh, .user = user, .gid = pw->pw_gid };
+        int r;
+
+        r = ag_config_load(ctl->conf, 0, config_error, pamh, ret_config);
+        if (r < 0) {
+                pam_syslog(pamh, LOG_CRIT, "cannot load %s: %s", ctl->conf, strerror(-r));
+                return false;
+        }
+        ag_policy_resolve(*ret_config, user, pw->pw_uid, in_group, &g, ret_policy);
+        ag_pool_policy_resolve(*ret_config, ret_policy->pool, ret_pool_policy);
+        return true;
+}
+
+/* A login that got its group (or stepped aside): its lines and audit
+ * records, and what it is handed. The PAM result. */
+static int opened(struct module_events *ev, const AgLogin *l, const AgPolicy *policy) {
+        switch (l->state) {
+        case AG_LOGIN_NESTED:
+                env_nested(ev->pamh, ev->ctl, l, policy);
+                return PAM_IGNORE;
+        case AG_LOGIN_SLICE:
+                env_slice(ev->pamh, policy);
+                opened_slice(ev, l, policy);
+                return PAM_SUCCESS;
+        default:
+                opened_session(ev, l, policy);
+                env_session(ev->pamh, l->session->path, policy);
+                return PAM_SUCCESS;
+        }
+}
+
+int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
+        _cleanup_(config_freep) AgConfig *config = NULL;
         AgLoginFailure f = { .step = AG_STEP_NONE };
+        AgPolicy policy, pool_policy;
+        struct module_events ev;
+        struct module_ctl ctl;
+        const struct passwd *pw;
+        struct login_data *d;
+        const void *tty = NULL;
         AgLogin *l;
         int r;
 
@@ -140,46 +208,16 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                                    "an earlier line opened this session, this one steps aside");
                 return PAM_IGNORE;
         }
-        if (pam_get_item(pamh, PAM_USER, (const void **) &user) != PAM_SUCCESS || !user || !*user) {
-                pam_syslog(pamh, LOG_ERR, "no user name, session not grouped");
+        if (!open_user(pamh, &pw, &d) || !open_policy(pamh, &ctl, pw, d->user, &config, &policy, &pool_policy))
                 return fail_rc(&ctl);
-        }
-        pw = pam_modutil_getpwnam(pamh, user);
-        d = login_data_new(pamh, pw);
-        if (!d) {
-                pam_syslog(pamh, LOG_CRIT, "out of memory");
-                return fail_rc(&ctl);
-        }
-        if (!pw) {
-                pam_syslog(pamh, LOG_NOTICE, "unknown user %s, session not grouped", user);
-                return fail_rc(&ctl);
-        }
-        /* Rules, groups, logs and audit records use the account's own name,
-         * whatever case or form the client passed. */
-        if (strcmp(pw->pw_name, user) != 0)
-                pam_syslog(pamh, LOG_INFO, "PAM user %s is account %s (uid %lu): rules matched for %s", user,
-                           pw->pw_name, (unsigned long) pw->pw_uid, pw->pw_name);
-        user = d->user;
-
-        r = ag_config_load(ctl.conf, 0, config_error, pamh, &config);
-        if (r < 0) {
-                pam_syslog(pamh, LOG_CRIT, "cannot load %s: %s", ctl.conf, strerror(-r));
-                return fail_rc(&ctl);
-        }
-        struct group_ctx g = { .pamh = pamh, .user = user, .gid = pw->pw_gid };
-        ag_policy_resolve(config, user, pw->pw_uid, in_group, &g, &policy);
-        ag_pool_policy_resolve(config, policy.pool, &pool_policy);
-
-        r = ag_login_new(ctl.mode, &d->login);
-        if (r < 0) {
+        if (ag_login_new(ctl.mode, &d->login) < 0) {
                 pam_syslog(pamh, LOG_CRIT, "out of memory");
                 return fail_rc(&ctl);
         }
         l = d->login;
-        log_policy(pamh, &ctl, user, l, &policy, &pool_policy);
+        log_policy(pamh, &ctl, d->user, l, &policy, &pool_policy);
 
-        struct removed_ctx rc = REMOVED_CTX(pamh, &ctl, user, pw->pw_uid);
-        const void *tty = NULL;
+        module_events_init(&ev, pamh, &ctl, d->user, pw->pw_uid);
         (void) pam_get_item(pamh, PAM_TTY, &tty);
         AgLoginParams p = {
                 .root = ctl.root,
@@ -191,38 +229,24 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 .delegate = ctl.delegate > 0,
                 .logind_session = pam_getenv(pamh, "XDG_SESSION_ID") != NULL,
                 .terminal = ag_tty_is_terminal(tty),
-                .removed = on_removed,
-                .removed_userdata = &rc,
+                .events = &ev.sink,
         };
         r = ag_login_open(l, &p, &f);
-        log_latency(pamh, &ctl, user, &policy, l);
+        log_latency(&ev, &policy, l);
         if (l->mode == AG_MODE_SYSTEMD && ((r >= 0 && l->state == AG_LOGIN_SLICE) || f.step == AG_STEP_SLICE))
-                systemd_session_level(pamh, &policy, p.logind_session);
-        log_where(pamh, &ctl, user, l, r >= 0 && l->state == AG_LOGIN_NESTED);
+                env_session_weight(pamh, &policy, p.logind_session);
+        log_where(pamh, &ctl, d->user, l, r >= 0 && l->state == AG_LOGIN_NESTED);
         if (r < 0) {
-                log_failure(pamh, user, l, &p, &f, r);
-                ag_audit_done(&rc.audit);
-                return fail_rc(&ctl);
-        }
-        switch (l->state) {
-        case AG_LOGIN_NESTED:
-                nested_session(pamh, &ctl, l, &policy);
-                r = PAM_IGNORE;
-                break;
-        case AG_LOGIN_SLICE:
-                opened_slice(pamh, &ctl, &rc.audit, user, pw->pw_uid, l, &policy);
-                r = PAM_SUCCESS;
-                break;
-        default:
-                opened_session(pamh, &ctl, &rc.audit, user, l, &policy);
-                r = PAM_SUCCESS;
-                break;
-        }
-        ag_audit_done(&rc.audit);
+                log_failure(pamh, d->user, l, &p, &f, r);
+                r = fail_rc(&ctl);
+        } else
+                r = opened(&ev, l, &policy);
+        ag_audit_done(&ev.audit);
         return r;
 }
 
 int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
+        struct module_events ev;
         struct module_ctl ctl;
         const char *user = NULL;
         struct login_data *d;
@@ -251,14 +275,13 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
         if (l->state == AG_LOGIN_NESTED)        /* open stepped aside: nothing of ours to close */
                 goto done;
 
-        struct removed_ctx rc = REMOVED_CTX(pamh, &ctl, d->user ? d->user : user ? user : "?", d->uid);
+        module_events_init(&ev, pamh, &ctl, d->user ? d->user : user ? user : "?", d->uid);
         AgLoginCloseParams p = {
                 .root = ctl.root,
                 .uid = d->uid,
                 .user_known = d->known,
                 .logind_session = pam_getenv(pamh, "XDG_SESSION_ID") != NULL,
-                .removed = on_removed,
-                .removed_userdata = &rc,
+                .events = &ev.sink,
         };
         if (l->mode == AG_MODE_SYSTEMD && !p.logind_session)
                 pam_syslog(pamh, LOG_NOTICE, "systemd mode, but this login had no logind session "
@@ -266,10 +289,16 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
                            "outside the user slice and not grouped");
         r = ag_login_close(l, &p, &end);
         if (l->mode == AG_MODE_SYSTEMD)
-                closed_slice(pamh, &ctl, rc.user, p.logind_session, r);
-        else if (l->state == AG_LOGIN_GROUPED)
-                ret = closed_session(pamh, &ctl, &rc, l, &end, r);
-        ag_audit_done(&rc.audit);
+                closed_slice(pamh, &ctl, ev.user, p.logind_session, r);
+        else if (l->state == AG_LOGIN_GROUPED) {
+                ret = closed_session(&ev, l, &end, r);
+                /* A caller whose origin is unknown stayed in the session: a
+                 * watcher forked from it would sit there too and keep it busy.
+                 * The next sweep or gc removes such a session. */
+                if (end.lingering && l->session->origin)
+                        watch_start(pamh, &ctl, ev.user, ev.uid, l);
+        }
+        ag_audit_done(&ev.audit);
 done:
         login_data_drop(pamh);
         return ret;

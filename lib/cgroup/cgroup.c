@@ -802,16 +802,19 @@ int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_i
         return 0;
 }
 
-int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v) {
+int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing) {
         assert(h);
 
         /* What the kernel gives every new cpu cgroup: weight 100 (v1 shares
          * 1024), no quota, the 100 ms period, not idle. */
         unsigned long weight = h->version == 2 ? 100 : 1024;
 
-        if (!v->idle && v->weight == weight && v->quota_us < 0 && v->period_us == AG_CPU_PERIOD_US)
+        if (!v->idle && v->weight == weight && v->quota_us < 0 && v->period_us == AG_CPU_PERIOD_US) {
+                if (ret_idle_missing)
+                        *ret_idle_missing = false;
                 return 0;
-        return ag_cg_apply(h, cgfd, v, NULL);
+        }
+        return ag_cg_apply(h, cgfd, v, ret_idle_missing);
 }
 
 /* Reads a /proc file whole (its size is not known beforehand) into a
@@ -1063,19 +1066,4 @@ int ag_cg_count_procs(int cgfd) {
         if (n < 0)
                 return negative_errno();
         return count;
-}
-
-int ag_kernel_has_cpu_idle(const AgHierarchy *h, const char *path) {
-        _cleanup_close_ int fd = -1;
-        int r;
-
-        assert(h);
-        assert(path);
-
-        r = ag_hierarchy_open_path(h, path, &fd);
-        if (r < 0)
-                return r;
-        if (faccessat(fd, "cpu.idle", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-                return 1;
-        return errno == ENOENT ? 0 : negative_errno();
 }

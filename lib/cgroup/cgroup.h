@@ -116,8 +116,9 @@ int ag_cg_apply(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_i
 int ag_cg_set_weight_idle(const AgHierarchy *h, int cgfd, unsigned weight, int idle, bool *ret_idle_missing);
 
 /* The same for a group made just now, which holds the kernel's defaults:
- * nothing is read, and only values that differ from them are written. */
-int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v);
+ * nothing is read, and only values that differ from them are written;
+ * *ret_idle_missing (may be NULL) as ag_cg_apply gives it. */
+int ag_cg_apply_new(const AgHierarchy *h, int cgfd, const AgCgValues *v, bool *ret_idle_missing);
 
 /* Reads the cgroup path of pid (0: the caller) in the hierarchy from
  * /proc/PID/cgroup. -ENAMETOOLONG when a path of pid is PATH_MAX - 1 bytes
@@ -156,8 +157,3 @@ int ag_cg_foreach_proc(int cgfd, unsigned max, int (*fn)(pid_t pid, void *userda
 
 /* Counts processes listed in cgroup.procs (of this cgroup only). */
 int ag_cg_count_procs(int cgfd);
-
-/* Does the kernel have cpu.idle (Linux 5.15+)? Looks for the file in the
- * cgroup at path (relative to the hierarchy, never its root: the root group
- * has no cpu.idle), walked without following symlinks. 1 yes, 0 no, -errno. */
-int ag_kernel_has_cpu_idle(const AgHierarchy *h, const char *path);

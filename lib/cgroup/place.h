@@ -15,6 +15,7 @@
  * The library's layers; each header includes only headers of the layers
  * below it, each .c file only its own header and those below:
  *
+ *   events.h                 the event sink every layer reports to (warnings, removed groups)
  *   cgroup.h                 hierarchies (mountinfo) and directory-fd operations on groups
  *   place.h                  names, paths and directories of the layout (this file)
  *   acct.h                   CPU time; the cpuacct mirrors of v1 sessions
@@ -30,16 +31,8 @@
 
 #include "cgroup.h"
 #include "conf.h"
+#include "events.h"
 #include "policy.h"
-
-/* Called for every group a sweep removed; path is relative to the hierarchy.
- * usage: for a session group removed after its login's close (a session
- * that was still lingering then), what it used up to its removal, read just
- * before it (lib/cgroup/acct.h; fields -1 where unknown); NULL for every other
- * group, and for the session a close or its watcher removes itself (they
- * read its figures on their own). */
-struct AgCpuUsage;
-typedef void (*ag_removed_fn)(void *userdata, const char *path, const struct AgCpuUsage *usage);
 
 #define AG_USER_PREFIX "user-"
 #define AG_POOL_PREFIX "pool-"

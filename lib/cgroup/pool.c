@@ -24,20 +24,20 @@ static void group_path(char *path, size_t size, const char *place, const char *n
                  sub ? sub : "");
 }
 
-/* Tells removed of the group at "/<place>[/<name>[/<sub>]]"; usage: a
- * session's figures (ag_removed_fn), else NULL. */
-static void report(ag_removed_fn removed, void *userdata, const char *place, const char *name, const char *sub,
+/* Tells events of the group removed at "/<place>[/<name>[/<sub>]]"; usage: a
+ * session's figures (AgEvents.removed), else NULL. */
+static void report(const AgEvents *events, const char *place, const char *name, const char *sub,
                    const AgCpuUsage *usage) {
         char path[512];
 
-        if (!removed)
+        if (!ag_events_want_removed(events))
                 return;
         group_path(path, sizeof path, place, name, sub);
-        removed(userdata, path, usage);
+        ag_events_removed(events, path, usage);
 }
 
 int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
-                  ag_removed_fn removed, void *userdata) {
+                  const AgEvents *events) {
         _cleanup_close_ int ufd = -1;
         char ugroup[64];
         unsigned count = 0, dirs = 0;
@@ -56,7 +56,7 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
         if (r < 0)
                 return r;
         if (r > 0) {
-                report(removed, userdata, root, ugroup, NULL, NULL);
+                report(events, root, ugroup, NULL, NULL);
                 return 1;
         }
 
@@ -81,7 +81,7 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
                 /* Its CPU time, final now that it is empty, before it goes
                  * (the session's accounting line at its removal). */
                 AgCpuUsage u = { -1, -1, -1 };
-                if (removed) {
+                if (ag_events_want_removed(events)) {
                         char path[512];
 
                         group_path(path, sizeof path, root, ugroup, de->d_name);
@@ -90,7 +90,7 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
                 budget = max_dirs;
                 if (ag_cg_remove_empty(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget, &n) == 0 && n > 0) {
                         count++;
-                        report(removed, userdata, root, ugroup, de->d_name, &u);
+                        report(events, root, ugroup, de->d_name, &u);
                 }
         }
         closedir(d);
@@ -100,42 +100,41 @@ sessions_done:
                 ufd = safe_close(ufd);
                 if (unlinkat(rootfd, ugroup, AT_REMOVEDIR) == 0) {
                         count++;
-                        report(removed, userdata, root, ugroup, NULL, NULL);
+                        report(events, root, ugroup, NULL, NULL);
                 }
         }
         return (int) count;
 }
 
-int ag_user_sweep_at(int mfd, const char *root, uid_t uid, ag_removed_fn removed, void *userdata) {
+int ag_user_sweep_at(int mfd, const char *root, uid_t uid, const AgEvents *events) {
         _cleanup_close_ int rfd = -1;
         int r;
 
         r = ag_cg_open_if_exists(mfd, root, &rfd);
         if (r <= 0)
                 return r;
-        return ag_user_sweep(rfd, root, uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
+        return ag_user_sweep(rfd, root, uid, true, AG_SESSION_MAX_DIRS, events);
 }
 
 /* Removes the pool directory dirname ("pool-<name>", the place "<place>")
  * below rfd when it is empty: 1 when removed, else 0. rmdir on cgroupfs
  * removes only a group without children: a pool other users still live in
  * stays. */
-static int remove_pool_if_empty(int rfd, const char *dirname, const char *place, ag_removed_fn removed,
-                                void *userdata) {
+static int remove_pool_if_empty(int rfd, const char *dirname, const char *place, const AgEvents *events) {
         if (unlinkat(rfd, dirname, AT_REMOVEDIR) < 0)
                 return 0;
-        report(removed, userdata, place, NULL, NULL, NULL);
+        report(events, place, NULL, NULL, NULL);
         return 1;
 }
 
 int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, bool remove_user_group,
-                        unsigned max_dirs, ag_removed_fn removed, void *userdata) {
+                        unsigned max_dirs, const AgEvents *events) {
         _cleanup_close_ int pfd = -1;
         char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1], place[AG_PLACE_MAX];
         int r, n;
 
         if (!pool || !*pool)
-                return ag_user_sweep(rfd, root, uid, remove_user_group, max_dirs, removed, userdata);
+                return ag_user_sweep(rfd, root, uid, remove_user_group, max_dirs, events);
 
         r = ag_pool_group_name(pool, name, sizeof name);
         if (r >= 0)
@@ -144,14 +143,14 @@ int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, 
                 r = ag_cg_open_if_exists(rfd, name, &pfd);
         if (r <= 0)
                 return r;
-        n = ag_user_sweep(pfd, place, uid, remove_user_group, max_dirs, removed, userdata);
+        n = ag_user_sweep(pfd, place, uid, remove_user_group, max_dirs, events);
         if (n < 0)
                 return n;
         pfd = safe_close(pfd);
         /* Only when this sweep removed something (the user group at least):
          * most logins then cost no rmdir for the pools they are not in. */
         if (remove_user_group && n > 0)
-                n += remove_pool_if_empty(rfd, name, place, removed, userdata);
+                n += remove_pool_if_empty(rfd, name, place, events);
         return n;
 }
 
@@ -192,14 +191,14 @@ static void mirror_sweep_place(MirrorSweep *m, const char *pool, uid_t uid) {
 }
 
 int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, uid_t uid, const char *current,
-                               const AgConfig *config, ag_removed_fn removed, void *userdata) {
+                               const AgConfig *config, const AgEvents *events) {
         MirrorSweep m = { .h = h, .root = root, .fd = -1 };
         bool in_pool = current && *current;
         int total = 0, r;
 
         /* The plain place <root>/user-<uid>, when the user now lives in a pool. */
         if (in_pool) {
-                r = ag_user_sweep(rfd, root, uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
+                r = ag_user_sweep(rfd, root, uid, true, AG_SESSION_MAX_DIRS, events);
                 if (r > 0)
                         total += r;
                 mirror_sweep_place(&m, NULL, uid);
@@ -209,7 +208,7 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
 
                 if (!pool || (in_pool && strcmp(pool, current) == 0) || seen_before(config, i, pool))
                         continue;
-                r = ag_pool_sweep_place(rfd, root, pool, uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
+                r = ag_pool_sweep_place(rfd, root, pool, uid, true, AG_SESSION_MAX_DIRS, events);
                 if (r > 0)
                         total += r;
                 /* Its mirrors too, whatever the cpu side found: v1 hierarchies
@@ -220,14 +219,13 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
         return total;
 }
 
-static int gc_pool(int rfd, const char *root, const char *dirname, ag_removed_fn removed, void *userdata);
+static int gc_pool(int rfd, const char *root, const char *dirname, const AgEvents *events);
 
 /* gc of the place dirname below parent_fd ("<place>" below the hierarchy):
  * every user group in it, with the gc budget, and when pools (the place is
  * <root>) every pool directory in it (gc_pool). Returns the number removed,
  * -ENOENT when the place does not exist, or another -errno. */
-static int gc_place(int parent_fd, const char *dirname, const char *place, bool pools, ag_removed_fn removed,
-                    void *userdata) {
+static int gc_place(int parent_fd, const char *dirname, const char *place, bool pools, const AgEvents *events) {
         _cleanup_close_ int pfd = -1;
         struct dirent *de;
         int r, total = 0;
@@ -246,9 +244,9 @@ static int gc_place(int parent_fd, const char *dirname, const char *place, bool 
                 if (de->d_type != DT_DIR)
                         continue;
                 if (pools && ag_pool_group_parse(de->d_name, &pool) >= 0)
-                        r = gc_pool(pfd, place, de->d_name, removed, userdata);
+                        r = gc_pool(pfd, place, de->d_name, events);
                 else if (ag_user_group_parse(de->d_name, &uid) >= 0)
-                        r = ag_user_sweep(pfd, place, uid, true, AG_GC_MAX_DIRS, removed, userdata);
+                        r = ag_user_sweep(pfd, place, uid, true, AG_GC_MAX_DIRS, events);
                 else
                         continue;
                 if (r > 0)
@@ -260,7 +258,7 @@ static int gc_place(int parent_fd, const char *dirname, const char *place, bool 
 
 /* gc: every user group in <root>/<dirname> (a pool directory), with the gc
  * budget, then the pool directory once empty. */
-static int gc_pool(int rfd, const char *root, const char *dirname, ag_removed_fn removed, void *userdata) {
+static int gc_pool(int rfd, const char *root, const char *dirname, const AgEvents *events) {
         char place[AG_PLACE_MAX];
         const char *pool;
         int r;
@@ -269,20 +267,20 @@ static int gc_pool(int rfd, const char *root, const char *dirname, ag_removed_fn
         if (r >= 0)
                 r = ag_pool_place(root, pool, place, sizeof place);
         if (r >= 0)
-                r = gc_place(rfd, dirname, place, false, removed, userdata);
+                r = gc_place(rfd, dirname, place, false, events);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
-        return r + remove_pool_if_empty(rfd, dirname, place, removed, userdata);
+        return r + remove_pool_if_empty(rfd, dirname, place, events);
 }
 
-int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *userdata) {
+int ag_gc(const AgHierarchy *h, const char *root, const AgEvents *events) {
         _cleanup_close_ int mfd = -1;
         int r;
 
         r = ag_hierarchy_open(h, &mfd);
         if (r < 0)
                 return r;
-        r = gc_place(mfd, root, root, true, removed, userdata);
+        r = gc_place(mfd, root, root, true, events);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
         /* v1 with a separate cpuacct hierarchy: the emptied mirrors too (acct.c). */

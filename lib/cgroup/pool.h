@@ -19,23 +19,23 @@
 #include "place.h"
 
 /* Removes the empty sessions of one user in the place rootfd (whose path
- * below the hierarchy is root, for the removed callback) and, if
+ * below the hierarchy is root, for the removed event) and, if
  * remove_user_group, the user group once empty, visiting at most max_dirs
  * directories per session (a session with more is left). Cost is bounded by
  * that user's own groups. Returns the number of groups removed or -errno. */
 int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
-                  ag_removed_fn removed, void *userdata);
+                  const AgEvents *events);
 
 /* The same in <root> itself, given the hierarchy's root directory fd;
  * removes the user group. */
-int ag_user_sweep_at(int hierarchy_fd, const char *root, uid_t uid, ag_removed_fn removed, void *userdata);
+int ag_user_sweep_at(int hierarchy_fd, const char *root, uid_t uid, const AgEvents *events);
 
 /* Sweeps uid's groups in one place (see ag_user_sweep) and then, when
  * remove_user_group and the sweep removed something, removes the pool
  * directory if that left it empty.
  * Returns the number of groups removed or -errno. */
 int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, bool remove_user_group,
-                        unsigned max_dirs, ag_removed_fn removed, void *userdata);
+                        unsigned max_dirs, const AgEvents *events);
 
 /* At open: sweeps uid's groups (user group included) in every place the
  * config names (each pool of a pool item or pool:NAME line, and <root> itself)
@@ -45,11 +45,11 @@ int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, 
  * the same places' cpuacct mirrors too (ag_acct_sweep_place). Costs one
  * openat per known pool in each hierarchy; never reads <root>. */
 int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, uid_t uid, const char *current,
-                               const AgConfig *config, ag_removed_fn removed, void *userdata);
+                               const AgConfig *config, const AgEvents *events);
 
 /* Sweeps every place below root: every user group in <root> and in each pool
  * directory, then each pool directory once empty, with the larger budget
  * AG_GC_MAX_DIRS per session (gc is an administrator's command, not in the
  * login path); on v1 with cpuacct mounted on its own, the emptied mirrors
  * too (ag_acct_gc). Returns the number removed or -errno. */
-int ag_gc(const AgHierarchy *h, const char *root, ag_removed_fn removed, void *userdata);
+int ag_gc(const AgHierarchy *h, const char *root, const AgEvents *events);

@@ -68,13 +68,19 @@ static bool retryable(int r) {
         return r == -ENOENT || r == -ENODEV;
 }
 
-static int apply_user_policy(const AgHierarchy *h, int ufd, bool created, const AgPolicy *policy) {
+static int apply_user_policy(const AgHierarchy *h, int ufd, bool created, const AgPolicy *policy,
+                             const AgEvents *events) {
+        bool idle_missing = false;
         AgCgValues v;
+        int r;
 
         if (!h->has_cpu)
                 return 0;
         ag_policy_to_values(policy, h->version, &v);
-        return created ? ag_cg_apply_new(h, ufd, &v) : ag_cg_apply(h, ufd, &v, NULL);
+        r = created ? ag_cg_apply_new(h, ufd, &v, &idle_missing) : ag_cg_apply(h, ufd, &v, &idle_missing);
+        if (r >= 0 && idle_missing)
+                ag_events_warn(events, AG_WARN_NO_CPU_IDLE, -ENOENT, NULL);
+        return r;
 }
 
 /* One leaf of root's below the session sfd: made, its weight written when
@@ -157,9 +163,10 @@ static int mkdir_session(int ufd, const AgOpenParams *p, pid_t pid, char name[st
 
 /* A v2 session's own settings: the kernel's bound on what the user builds
  * in a delegated session (left unbounded, it is not handed to the user:
- * *delegate false, ret_s->delegate_error the -errno; an undelegated session
+ * *delegate false, and a warning to events; an undelegated session
  * gets no group but root's), cpu enabled for its children. */
-static int setup_session_v2(const AgHierarchy *h, int sfd, bool *delegate, AgSession *ret_s, const char **what) {
+static int setup_session_v2(const AgHierarchy *h, int sfd, bool *delegate, const AgEvents *events,
+                            const char **what) {
         char buf[32];
         int r;
 
@@ -171,7 +178,7 @@ static int setup_session_v2(const AgHierarchy *h, int sfd, bool *delegate, AgSes
                         r = ag_write_file(sfd, "cgroup.max.depth", buf);
                 }
                 if (r < 0) {
-                        ret_s->delegate_error = r;
+                        ag_events_warn(events, AG_WARN_DELEGATE, r, NULL);
                         *delegate = false;
                 }
         }
@@ -187,9 +194,9 @@ static int setup_session_v2(const AgHierarchy *h, int sfd, bool *delegate, AgSes
 
 /* Makes the session directory and its login/ leaf, delegates both when
  * p->delegate (on cgroup v2 only once the kernel's bounds on the session's
- * subtree are written; else ret_s->delegate_error gets the -errno and the
+ * subtree are written; else AG_WARN_DELEGATE goes to p->events and the
  * session stays root's), or else makes root's leaves (ret_s->leaves,
- * class_leaves, leaves_error), moves pid in. On failure removes what it made. */
+ * class_leaves; AG_WARN_LEAVES for a refused one), moves pid in. On failure removes what it made. */
 static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pid_t pid, AgSession *ret_s,
                         char **ret_name, const char **what) {
         _cleanup_close_ int sfd = -1, lfd = -1;
@@ -206,7 +213,7 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                 goto fail;
         }
         if (h->version == 2) {
-                r = setup_session_v2(h, sfd, &delegate, ret_s, what);
+                r = setup_session_v2(h, sfd, &delegate, p->events, what);
                 if (r < 0)
                         goto fail;
         }
@@ -229,7 +236,8 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                         *what = "create the session's leaves";
                         goto fail;      /* removed under our feet: start over */
                 }
-                ret_s->leaves_error = r < 0 ? r : 0;
+                if (r < 0)
+                        ag_events_warn(p->events, AG_WARN_LEAVES, r, NULL);
         }
         r = ag_cg_attach(lfd, pid);
         if (r < 0) {
@@ -341,9 +349,8 @@ static int open_user(const AgHierarchy *h, const AgOpenParams *p, const char *ro
                 return r;       /* retryable: an emptied pool swept meanwhile */
         }
         if (first)
-                (void) ag_pool_sweep_other_places(h, st->d.rfd, root, p->uid, p->pool, p->config, p->removed,
-                                                  p->removed_userdata);
-        r = apply_user_policy(h, st->d.ufd, st->user_created, p->policy);
+                (void) ag_pool_sweep_other_places(h, st->d.rfd, root, p->uid, p->pool, p->config, p->events);
+        r = apply_user_policy(h, st->d.ufd, st->user_created, p->policy, p->events);
         if (r < 0 && retryable(r)) {
                 *what = "set the user group's cpu policy";
                 return r;
@@ -363,8 +370,7 @@ static int open_user(const AgHierarchy *h, const AgOpenParams *p, const char *ro
         /* Sessions of this user that emptied since their close (a user
          * group made just now has none). */
         if (first && !st->user_created)
-                (void) ag_user_sweep(st->d.pfd, st->place, p->uid, false, AG_SESSION_MAX_DIRS, p->removed,
-                                     p->removed_userdata);
+                (void) ag_user_sweep(st->d.pfd, st->place, p->uid, false, AG_SESSION_MAX_DIRS, p->events);
         return 0;
 }
 
@@ -417,12 +423,10 @@ static int session_new(const AgOpenParams *p, const char *root, const OpenState 
         s->name = TAKE_PTR(*name);
         s->origin = TAKE_PTR(*origin);
         s->acct_origin = TAKE_PTR(*acct_origin);
-        s->policy_error = st->policy_error;
-        s->policy_what = st->policy_what;
-        s->delegate_error = made->delegate_error;
         s->leaves = made->leaves;
         s->class_leaves = made->class_leaves;
-        s->leaves_error = made->leaves_error;
+        if (st->policy_error < 0)
+                ag_events_warn(p->events, AG_WARN_POLICY, st->policy_error, st->policy_what);
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -514,7 +518,7 @@ static int root_leaves_in_use(int sfd, const AgSession *s) {
         return 0;
 }
 
-int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_removed_fn removed, void *userdata) {
+int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, const AgEvents *events) {
         _cleanup_free_ char *current = NULL;
 
         assert(h);
@@ -522,7 +526,7 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_rem
         if (pid <= 0)
                 pid = getpid();
         (void) ag_cg_pid_path(h, pid, &current);
-        return ag_session_close_from(h, s, pid, current, removed, userdata);
+        return ag_session_close_from(h, s, pid, current, events);
 }
 
 /* Leave the session first, or its removal fails with EBUSY: back to the
@@ -549,7 +553,7 @@ static void leave_session(int mfd, const AgSession *s, pid_t pid, const char *cu
  * session of root's leaves that lives on (a tmux server, a nohup'd job)
  * keeps its free leaves for the panes still to come: it goes whole once
  * empty (a later sweep, the watcher), -EBUSY meanwhile. *sfd is closed. */
-static int remove_own_session(int ufd, int *sfd, const AgSession *s, ag_removed_fn removed, void *userdata) {
+static int remove_own_session(int ufd, int *sfd, const AgSession *s, const AgEvents *events) {
         unsigned budget = AG_SESSION_MAX_DIRS, n = 0;
         bool keep = false;
         int r;
@@ -569,13 +573,13 @@ static int remove_own_session(int ufd, int *sfd, const AgSession *s, ag_removed_
         if (keep)
                 return -EBUSY;
         r = ag_cg_remove_empty(ufd, s->name, AG_SESSION_MAX_DEPTH, &budget, &n);
-        if (r == 0 && n > 0 && removed)
-                removed(userdata, s->path, NULL);
+        if (r == 0 && n > 0)
+                ag_events_removed(events, s->path, NULL);
         return r;
 }
 
 int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, const char *current,
-                          ag_removed_fn removed, void *userdata) {
+                          const AgEvents *events) {
         _cleanup_(ag_descent_done) AgDescent d = AG_DESCENT_NULL;
         int r, result = 0;
 
@@ -593,16 +597,14 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
 
         /* Our own session first, so that the answer is about it, whatever a
          * concurrent sweep does to the others. */
-        if (s->name && d.ufd >= 0) {
-                result = remove_own_session(d.ufd, &d.sfd, s, removed, userdata);
-        }
-        r = ag_user_sweep(d.rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, removed, userdata);
+        if (s->name && d.ufd >= 0)
+                result = remove_own_session(d.ufd, &d.sfd, s, events);
+        r = ag_user_sweep(d.rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, events);
         if (r < 0)
                 return r;
         /* pools: the user's groups in the pool, and the pool once empty */
         if (s->pool)
-                (void) ag_pool_sweep_place(d.rfd, s->root, s->pool, s->uid, true, AG_SESSION_MAX_DIRS, removed,
-                                           userdata);
+                (void) ag_pool_sweep_place(d.rfd, s->root, s->pool, s->uid, true, AG_SESSION_MAX_DIRS, events);
         return result == -E2BIG ? -EBUSY : result;
 }
 

@@ -45,16 +45,8 @@ typedef struct AgSession {
         char *path;                    /* cgroup path of the session (or user group), "/<root>/user-<uid>/<name>" */
         /* pools */
         char *pool;                    /* the user's pool (path "/<root>/pool-<pool>/user-<uid>/<name>"); NULL for none */
-        int policy_error;              /* -errno when the kernel refused the user's or the pool's cpu policy
-                                        * (the group keeps what it had, never less capped); 0 when set */
-        const char *policy_what;       /* which of the two (static text), NULL when policy_error is 0 */
         unsigned leaves;               /* leaf-1 .. leaf-<leaves> made at open */
         unsigned class_leaves;         /* bit l set: class-<l> made at open */
-        int leaves_error;              /* -errno when the kernel refused a leaf (the session is
-                                        * grouped with the leaves made before); 0 else */
-        int delegate_error;            /* -errno when delegate was asked but the session's bounds
-                                        * (cgroup.max.descendants, cgroup.max.depth) could not be
-                                        * written: the session is not delegated, it stays root's; 0 else */
 } AgSession;
 
 typedef struct AgOpenParams {
@@ -72,9 +64,9 @@ typedef struct AgOpenParams {
                                         * cgroup v2 only, ignored on v1 */
         bool terminal;                 /* a login with a terminal: policy->leaves root's leaves,
                                         * else policy->leaves_notty */
-        /* told of every group the sweep at open removes (may be NULL) */
-        ag_removed_fn removed;
-        void *removed_userdata;
+        /* told of every group the sweep at open removes, and of what went
+         * wrong without failing the open (lib/cgroup/events.h; may be NULL) */
+        const AgEvents *events;
 } AgOpenParams;
 
 /* Reads the audit session id of the calling process (AG_AUDIT_SESSION_UNSET when unset). */
@@ -88,12 +80,12 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
  * if it is still inside the session, removes the session if it is empty,
  * then sweeps the user's other empty groups. Returns 0 when the session is
  * gone, -EBUSY when it still holds processes, or another -errno. */
-int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, ag_removed_fn removed, void *userdata);
+int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, const AgEvents *events);
 /* The same when the caller read pid's cgroup already (ag_cg_pid_paths(),
  * so that one read serves the accounting mirror's close too); current NULL:
  * the process's group could not be read (nothing is moved). */
 int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, const char *current,
-                          ag_removed_fn removed, void *userdata);
+                          const AgEvents *events);
 
 /* Waits until no process is left in the session s (its whole subtree),
  * polling at growing intervals of at most AG_WAIT_STEP_MAX_US, for at most

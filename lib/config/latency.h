@@ -103,4 +103,3 @@ int ag_latency_apply_process(pid_t pid, AgLatency l, AgLatencyResult *ret_result
 
 /* Formats a slice for people: "0.1 ms", "100 ms", "the kernel's default". */
 void ag_latency_describe(AgLatency l, char *buf, size_t size);
-

@@ -18,5 +18,17 @@ extern const AgLoginBackend ag_login_backend_cgroupfs;
 extern const AgLoginBackend ag_login_backend_systemd;
 
 /* The hierarchy, looked up now when ag_login_new() did not: -ENOENT when no
- * cgroup filesystem is mounted. */
-int ag_login_hierarchy(AgLogin *l);
+ * cgroup filesystem is mounted. Inline, so that the backends use nothing of
+ * login.c and login.c nothing of theirs but the two tables (no cycle). */
+static inline int ag_login_hierarchy(AgLogin *l) {
+        AgHierarchy *h = NULL;
+        int r;
+
+        if (l->hierarchy)
+                return 0;
+        r = ag_hierarchy_find(NULL, &h);
+        if (r < 0)
+                return r;
+        l->hierarchy = h;
+        return 0;
+}

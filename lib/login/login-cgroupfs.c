@@ -66,18 +66,19 @@ static bool nested(AgLogin *l, const AgLoginParams *p) {
 
 /* CPU accounting: the start time and, on v1 with cpuacct mounted on its
  * own, the session's mirror there. A failure costs only the CPU figure. */
-static void acct_open(AgLogin *l) {
+static void acct_open(AgLogin *l, const AgEvents *events) {
         const AgSession *s = l->session;
+        const char *what = NULL;
         int r;
 
         r = ag_acct_start(l->hierarchy, &l->acct);
         if (r < 0) {
-                l->acct_error = r;               /* -ENOMEM, with l->acct NULL */
+                ag_events_warn(events, AG_WARN_ACCT, r, NULL);  /* -ENOMEM, with l->acct NULL */
                 return;
         }
-        r = ag_acct_mirror_open(l->acct, s->path, getpid(), s->name != NULL, s->acct_origin, &l->acct_what);
+        r = ag_acct_mirror_open(l->acct, s->path, getpid(), s->name != NULL, s->acct_origin, &what);
         if (r < 0)
-                l->acct_error = r;
+                ag_events_warn(events, AG_WARN_ACCT, r, what ? what : "make the cpuacct group");
 }
 
 static int cgroupfs_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) {
@@ -111,11 +112,10 @@ static int cgroupfs_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) 
                 .pool = p->policy->pool,
                 .pool_policy = p->pool_policy,
                 .config = p->config,
-                /* v1: never (see AgLogin.delegate_refused) */
+                /* v1: never (AG_WARN_DELEGATE_V1) */
                 .delegate = p->delegate && h->version == 2,
                 .terminal = p->terminal,
-                .removed = p->removed,
-                .removed_userdata = p->removed_userdata,
+                .events = p->events,
         };
         r = ag_session_open(h, &op, &s, &f->what);
         if (r < 0) {
@@ -124,8 +124,9 @@ static int cgroupfs_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) 
         }
         l->session = s;
         l->state = AG_LOGIN_GROUPED;
-        l->delegate_refused = p->delegate && h->version == 1;
-        acct_open(l);
+        if (p->delegate && h->version == 1)
+                ag_events_warn(p->events, AG_WARN_DELEGATE_V1, -EOPNOTSUPP, NULL);
+        acct_open(l, p->events);
         return 0;
 }
 
@@ -142,12 +143,12 @@ static int session_close(AgLogin *l, pid_t pid, const AgLoginCloseParams *p, AgL
                 _cleanup_free_ char *cur = NULL, *cur_acct = NULL;
 
                 (void) ag_cg_pid_paths(h, pid, &cur, &cur_acct);
-                r = ag_session_close_from(h, s, pid, cur, p->removed, p->removed_userdata);
+                r = ag_session_close_from(h, s, pid, cur, p->events);
                 (void) ag_acct_mirror_close(l->acct, pid, cur_acct, &ret_end->usage);
                 ret_end->have_usage = ret_end->usage.usec >= 0;
         } else {
                 ret_end->have_usage = l->acct && ag_acct_usage(h, l->acct, s->path, &ret_end->usage) >= 0;
-                r = ag_session_close(h, s, pid, p->removed, p->removed_userdata);
+                r = ag_session_close(h, s, pid, p->events);
         }
         ret_end->lingering = r == -EBUSY && s->name;
         return r;
@@ -169,7 +170,7 @@ static int sweep(AgLogin *l, const AgLoginCloseParams *p) {
         r = ag_hierarchy_open(l->hierarchy, &mfd);
         if (r < 0)
                 return r;
-        r = ag_user_sweep_at(mfd, p->root, p->uid, p->removed, p->removed_userdata);
+        r = ag_user_sweep_at(mfd, p->root, p->uid, p->events);
         (void) ag_acct_sweep_user(l->hierarchy, p->root, p->uid);
         return r;
 }
@@ -185,22 +186,27 @@ const AgLoginBackend ag_login_backend_cgroupfs = {
         .close = cgroupfs_close,
 };
 
-/* The removed callback of the watcher: notes whether the session it
- * watches went in its own close (the one group reported without figures). */
-struct watch_removed {
-        ag_removed_fn removed;
-        void *userdata;
+/* The watcher's sink in front of the caller's: notes whether the session
+ * it watches went in its own close (the one group reported without
+ * figures), passes every event on. */
+struct watch_events {
+        const AgEvents *events;
         const char *path;
         bool own;
 };
 
+static void watch_warn(void *userdata, AgWarn what, int error, const char *detail) {
+        struct watch_events *w = userdata;
+
+        ag_events_warn(w->events, what, error, detail);
+}
+
 static void watch_removed(void *userdata, const char *path, const AgCpuUsage *usage) {
-        struct watch_removed *w = userdata;
+        struct watch_events *w = userdata;
 
         if (!usage && strcmp(path, w->path) == 0)
                 w->own = true;
-        if (w->removed)
-                w->removed(w->userdata, path, usage);
+        ag_events_removed(w->events, path, usage);
 }
 
 /* Root's credentials only: a su-style caller (real uid the invoking
@@ -217,11 +223,12 @@ static void watch_drop_caller_ids(void) {
 /* The watcher: nothing of the caller's (its ids, its syslog socket, closed
  * before the fds it uses go; signal handlers and mask; open files; working
  * directory), then the wait, the removal, the report. Never returns. */
-static _Noreturn void watch_run(const AgLogin *l, unsigned timeout_ms, ag_removed_fn removed,
-                                ag_watch_done_fn done, void *userdata) {
+static _Noreturn void watch_run(const AgLogin *l, unsigned timeout_ms, const AgEvents *events,
+                                ag_watch_done_fn done) {
         const AgSession *s = l->session;
         AgLoginEnd end = { .usage = { -1, -1, -1 } };
-        struct watch_removed w = { .removed = removed, .userdata = userdata, .path = s->path };
+        struct watch_events w = { .events = events, .path = s->path };
+        const AgEvents sink = { .warn = watch_warn, .removed = watch_removed, .userdata = &w };
         sigset_t none;
         int fd, r;
 
@@ -250,18 +257,17 @@ static _Noreturn void watch_run(const AgLogin *l, unsigned timeout_ms, ag_remove
                 /* What it used, final now that it is empty, read while its
                  * groups (and its cpuacct mirror) still exist. */
                 end.have_usage = l->acct && ag_acct_usage(l->hierarchy, l->acct, s->path, &end.usage) >= 0;
-                r = ag_session_close_from(l->hierarchy, s, getpid(), NULL, watch_removed, &w);
+                r = ag_session_close_from(l->hierarchy, s, getpid(), NULL, &sink);
                 if (l->acct && l->acct->source == AG_ACCT_MIRROR)
                         (void) ag_acct_mirror_close(l->acct, getpid(), NULL, NULL);
                 (void) ag_acct_sweep_user(l->hierarchy, s->root, s->uid);
         }
         if (done)
-                done(userdata, r, w.own ? &end : NULL);
+                done(events ? events->userdata : NULL, r, w.own ? &end : NULL);
         _exit(0);
 }
 
-int ag_login_watch(const AgLogin *l, unsigned timeout_ms, ag_removed_fn removed, ag_watch_done_fn done,
-                   void *userdata) {
+int ag_login_watch(const AgLogin *l, unsigned timeout_ms, const AgEvents *events, ag_watch_done_fn done) {
         pid_t pid;
         int status;
 
@@ -276,7 +282,7 @@ int ag_login_watch(const AgLogin *l, unsigned timeout_ms, ag_removed_fn removed,
                 (void) setsid();
                 pid = fork();
                 if (pid == 0)
-                        watch_run(l, timeout_ms, removed, done, userdata);
+                        watch_run(l, timeout_ms, events, done);
                 _exit(pid < 0 ? 1 : 0);
         }
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

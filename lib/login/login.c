@@ -26,19 +26,6 @@ AgLogin *ag_login_free(AgLogin *l) {
         return NULL;
 }
 
-int ag_login_hierarchy(AgLogin *l) {
-        AgHierarchy *h = NULL;
-        int r;
-
-        if (l->hierarchy)
-                return 0;
-        r = ag_hierarchy_find(NULL, &h);
-        if (r < 0)
-                return r;
-        l->hierarchy = h;
-        return 0;
-}
-
 int ag_login_new(AgMode requested, AgLogin **ret) {
         AgModeFacts f = { .configured = requested };
         AgLogin *l;
@@ -69,8 +56,11 @@ int ag_login_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *ret_failur
         /* The class goes to the calling thread, the one that forks the
          * login, so every process of the login inherits it. It needs no
          * cgroup: it applies in every mode, nested logins included. */
-        if (p->policy->latency != AG_LATENCY_NORMAL)
-                l->latency_error = ag_latency_apply(0, p->policy->latency, &l->latency_result);
+        if (p->policy->latency != AG_LATENCY_NORMAL) {
+                r = ag_latency_apply(0, p->policy->latency, &l->latency_result);
+                if (r < 0)
+                        ag_events_warn(p->events, AG_WARN_LATENCY, r, NULL);
+        }
 
         r = backend(l)->open(l, p, &f);
         if (r < 0) {

@@ -14,9 +14,10 @@
  *   systemd  (lib/login/login-systemd.c)   user-UID.slice properties through systemd
  *
  * Nothing here logs or knows PAM: every call returns -errno, with the failing
- * step in an AgLoginFailure, and leaves what went wrong without failing the
- * login (a cap the kernel refused, no CPU accounting...) in the AgLogin for
- * the caller's one log line each. */
+ * step in an AgLoginFailure, and tells what went wrong without failing the
+ * login (a cap the kernel refused, no CPU accounting...) and each group a
+ * sweep removed to the caller's event sink (lib/cgroup/events.h), passed once in
+ * the call's parameters, for the caller's one log line each. */
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -66,8 +67,7 @@ typedef struct AgLogin {
         AgLoginState state;
         AgHierarchy *hierarchy;        /* the cpu hierarchy, looked up once; NULL when there is none */
 
-        /* the latency class given to the calling thread at open */
-        int latency_error;             /* -errno when it could not be set; 0 else */
+        /* the latency class given to the calling thread at open (AG_WARN_LATENCY when it could not) */
         AgLatencyResult latency_result;
 
         /* the caller's cgroup, looked at for a nested login */
@@ -77,13 +77,8 @@ typedef struct AgLogin {
 
         /* cgroupfs, AG_LOGIN_GROUPED */
         AgSession *session;
-        bool delegate_refused;         /* delegate=yes on cgroup v1: refused, the session stays root's
-                                        * (a user's own sub-groups there could hold off a cap: the
-                                        * kernel refuses a quota below a descendant's) */
-        AgAcct *acct;                  /* CPU accounting; NULL when there was no memory for it */
-        int acct_error;                /* -errno when the cpuacct mirror could not be made (or, with
-                                        * acct NULL, no memory for the accounting); 0 else */
-        const char *acct_what;         /* its step (static text), NULL for "make the cpuacct group" */
+        AgAcct *acct;                  /* CPU accounting; NULL when there was no memory for it
+                                        * (AG_WARN_ACCT tells either, and a mirror that failed) */
 
         /* systemd: the values for the user slice (AG_LOGIN_SLICE, or AG_STEP_SLICE) */
         AgUnitValues unit;
@@ -100,8 +95,7 @@ typedef struct AgLoginParams {
         bool delegate;                 /* delegate=yes */
         bool logind_session;           /* pam_systemd already made this login's session (XDG_SESSION_ID) */
         bool terminal;                 /* the login has a terminal (ag_tty_is_terminal() of PAM_TTY) */
-        ag_removed_fn removed;         /* told of each group a sweep removes (may be NULL) */
-        void *removed_userdata;
+        const AgEvents *events;        /* warnings, and each group a sweep removes (may be NULL) */
 } AgLoginParams;
 
 /* Decides the mode of one login by ag_mode_decide() (lib/systemd/mode.h): CGROUPFS
@@ -127,8 +121,7 @@ typedef struct AgLoginCloseParams {
         uid_t uid;
         bool user_known;               /* false: open could not find the user, nothing is swept */
         bool logind_session;           /* systemd: the login had a logind session */
-        ag_removed_fn removed;
-        void *removed_userdata;
+        const AgEvents *events;        /* each group a sweep removes (may be NULL) */
 } AgLoginCloseParams;
 
 /* Ends the login:
@@ -146,7 +139,7 @@ int ag_login_close(AgLogin *l, const AgLoginCloseParams *p, AgLoginEnd *ret_end)
 /* A closed session that still holds processes: forks a detached watcher
  * (setsid, a child of init; the caller keeps no child) that waits at most
  * timeout_ms for them to exit, removes the session as close would have
- * (telling removed of each group), calls done with the result (0, or
+ * (telling events of each group), calls done (with events->userdata) with the result (0, or
  * -ETIMEDOUT/-EBUSY when processes stayed) and exits. end is not NULL when
  * the watcher removed the session itself (not a concurrent sweep, which
  * reports it): its CPU time up to the removal, read just before it. The
@@ -156,8 +149,7 @@ int ag_login_close(AgLogin *l, const AgLoginCloseParams *p, AgLoginEnd *ret_end)
  * or trace it. Every signal handler, file and the syslog socket of the
  * caller are dropped in the watcher. -errno when it could not be started. */
 typedef void (*ag_watch_done_fn)(void *userdata, int r, const AgLoginEnd *end);
-int ag_login_watch(const AgLogin *l, unsigned timeout_ms, ag_removed_fn removed, ag_watch_done_fn done,
-                   void *userdata);
+int ag_login_watch(const AgLogin *l, unsigned timeout_ms, const AgEvents *events, ag_watch_done_fn done);
 
 /* "CPUWeight" and "CPUQuotaPerSecUSec" values as systemctl shows them. */
 void ag_unit_values_format(const AgUnitValues *v, char *weight, size_t weight_size, char *quota,

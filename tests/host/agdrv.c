@@ -155,7 +155,7 @@ int main(int argc, char **argv) {
                                 if (rc < 0)
                                         fprintf(stderr, "agdrv: %s: %s\n", what, strerror(-rc));
                         } else {
-                                rc = s ? ag_session_close(h, s, 0, NULL, NULL) : -ENOENT;
+                                rc = s ? ag_session_close(h, s, 0, NULL) : -ENOENT;
                                 rc = rc < 0 ? rc : 0;
                         }
                         printf("%s=%s\n", a, pam ? rc_name(rc) : (rc == 0 ? "0" : strerror(-rc)));

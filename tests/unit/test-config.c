@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for the autogroup.conf parser and loader (lib/config-*.c). */
+/* Unit tests for the autogroup.conf parser and loader (lib/config/config-*.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

@@ -56,7 +56,7 @@ static void test_close_by_state(void **state) {
         assert_int_equal(ag_login_close(l, &p, NULL), 0);
         assert_null(l->hierarchy);
         /* only a session is watched */
-        assert_int_equal(ag_login_watch(l, 10, NULL, NULL, NULL), -EINVAL);
+        assert_int_equal(ag_login_watch(l, 10, NULL, NULL), -EINVAL);
         l = ag_login_free(l);
 
         /* systemd: a login with a logind session leaves the units to systemd;
