@@ -23,6 +23,7 @@
 
 #include "config.h"             /* autoconf: PACKAGE_VERSION */
 
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -324,6 +325,9 @@ static int apply_option(Args *a, int key, const char *v) {
         return 0;
 }
 
+/* the global options and the most a verb has (4), with room to grow */
+#define OPTIONS_MAX 16
+
 /* The getopt_long table and short options of the global options and the
  * verb's (v NULL: the global ones only); mode is the optstring's start. */
 static void build_options(const Verb *v, const char *mode, struct option *longopts, char *shortopts) {
@@ -333,6 +337,7 @@ static void build_options(const Verb *v, const char *mode, struct option *longop
         shortopts = stpcpy(shortopts, mode);
         for (size_t l = 0; l < ELEMENTSOF(lists); l++)
                 for (const VerbOption *o = lists[l]; o && o->name; o++) {
+                        assert(n + 1 < OPTIONS_MAX);
                         longopts[n++] = (struct option) { o->name, o->has_arg, NULL, o->key };
                         if (o->key >= 0x100)
                                 continue;
@@ -344,14 +349,11 @@ static void build_options(const Verb *v, const char *mode, struct option *longop
         *shortopts = 0;
 }
 
-/* the global options and the most a verb has (4), with room to grow */
-#define OPTIONS_MAX 16
-
 /* getopt_long over argv with the global options and the verb's: operands
  * (in "-" mode, wherever they are) go to a->argv. -EINVAL after a message. */
 static int parse_options(const Verb *v, const char *mode, int argc, char **argv, Args *a) {
         struct option longopts[OPTIONS_MAX];
-        char shortopts[2 * OPTIONS_MAX + 4];
+        char shortopts[3 * OPTIONS_MAX + 3];   /* the mode and "x::" an option at most */
         char who[64];
         int c;
 

@@ -10,7 +10,6 @@
 #include <assert.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,7 +105,6 @@ int ag_acct_read_group(int version, int cgfd, AgCpuUsage *ret) {
         long long v;
         int r;
 
-
         if (version == 2) {
                 r = ag_read_small_file(cgfd, "cpu.stat", buf, sizeof buf);
                 if (r < 0)
@@ -148,7 +146,6 @@ int ag_acct_read_throttle(int version, int cgfd, AgCpuThrottle *ret, long long *
         char buf[4096];
         int r;
 
-
         /* v1: the cpu controller's cpu.stat (throttled_time in ns), v2: the group's */
         r = ag_read_small_file_batch(cgfd, "cpu.stat", buf, sizeof buf, batch);
         if (r < 0)
@@ -181,7 +178,6 @@ int ag_acct_start(const AgHierarchy *h, AgAcct **ret) {
         AgAcct *a;
         int r;
 
-
         a = calloc(1, sizeof *a);
         if (!a)
                 return -ENOMEM;
@@ -201,7 +197,6 @@ int ag_acct_start(const AgHierarchy *h, AgAcct **ret) {
 }
 
 uint64_t ag_acct_wall_usec(const AgAcct *a) {
-
         uint64_t now = now_usec();
         return now > a->start_usec ? now - a->start_usec : 0;
 }
@@ -250,22 +245,15 @@ static int remove_empty_children(int dirfd, const char *skip) {
 }
 
 /* One attempt at the mirror: its levels comp[0..n-1] below the cpuacct
- * mount, made where missing, pid moved into the last. fds and created say
- * what is open and what this attempt made, *ret_level how far it got
- * (UINT_MAX: the mount itself could not be opened). */
-static int mirror_make(const char *mount, char **comp, unsigned n, pid_t pid, int fds[], bool created[],
-                       unsigned *ret_level, const char **what) {
-        _cleanup_close_ int mfd = open(mount, DIR_FLAGS);
+ * mount mfd, made where missing, pid moved into the last. fds and created
+ * say what is open and what this attempt made, *ret_level how far it got. */
+static int mirror_make(int mfd, char **comp, unsigned n, pid_t pid, int fds[], bool created[], unsigned *ret_level,
+                       const char **what) {
         unsigned i;
         int r = 0;
 
         close_all(fds);
         memset(created, 0, MAX_LEVELS * sizeof(bool));
-        if (mfd < 0) {
-                *ret_level = UINT_MAX;
-                *what = "open the cpuacct hierarchy";
-                return negative_errno();
-        }
         for (i = 0; i < n; i++) {
                 /* <root> is there but for the very first login */
                 r = i == 0 ? ag_cg_open(mfd, comp[0], &fds[0]) : -ENOENT;
@@ -318,11 +306,16 @@ int ag_acct_mirror_open(AgAcct *a, const char *path, pid_t pid, bool sweep, cons
                 (void) ag_cg_pid_controller_path(pid, "cpuacct", &origin);
 
         for (unsigned attempt = 0;; attempt++) {
-                r = mirror_make(a->mount, comp, n, pid, fds, created, &i, &what);
+                _cleanup_close_ int mfd = open(a->mount, DIR_FLAGS);
+
+                if (mfd < 0) {
+                        r = negative_errno();
+                        what = "open the cpuacct hierarchy";
+                        goto fail;
+                }
+                r = mirror_make(mfd, comp, n, pid, fds, created, &i, &what);
                 if (r >= 0)
                         break;
-                if (i == UINT_MAX)
-                        goto fail;      /* the hierarchy itself */
                 /* A concurrent close or sweep removed a level: start over. */
                 if ((r != -ENOENT && r != -ENODEV) || attempt + 1 >= MIRROR_RETRIES) {
                         /* Remove what this attempt made, bottom up. */

@@ -9,7 +9,6 @@
 #include <assert.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "hint.h"
 #include "place.h"
@@ -27,7 +26,6 @@ int ag_root_from_hint(const AgHierarchy *h, const char *hint, pid_t pid, uid_t u
         unsigned n = 0, u = 1;
         uid_t hinted;
         int r;
-
 
         if (!hint || !*hint)
                 return -ENOENT;
