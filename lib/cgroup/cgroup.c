@@ -320,7 +320,6 @@ int ag_cpuacct_mount_find(char **ret_mount) {
         char *m = NULL;
         int r;
 
-
         /* The usual place first: no mountinfo to read at every login. */
         if (is_cpuacct_only(AG_CPUACCT_MOUNT)) {
                 m = strdup(AG_CPUACCT_MOUNT);
@@ -889,17 +888,14 @@ static int pid_paths(pid_t pid, const char *first, char **ret_first, const char 
 }
 
 int ag_cg_pid_path(const AgHierarchy *h, pid_t pid, char **ret) {
-
         return pid_paths(pid, h->version == 2 ? NULL : "cpu", ret, NULL, NULL);
 }
 
 int ag_cg_pid_paths(const AgHierarchy *h, pid_t pid, char **ret, char **ret_cpuacct) {
-
         return pid_paths(pid, h->version == 2 ? NULL : "cpu", ret, "cpuacct", ret_cpuacct);
 }
 
 int ag_cg_pid_controller_path(pid_t pid, const char *controller, char **ret) {
-
         if (!controller)
                 return -EINVAL;
         return pid_paths(pid, controller, ret, NULL, NULL);
@@ -946,7 +942,6 @@ int ag_cg_remove_empty(int dirfd, const char *name, unsigned max_depth, unsigned
         _cleanup_close_ int fd = -1;
         int r;
 
-
         r = budget_take(budget);
         if (r < 0)
                 return r;
@@ -984,7 +979,6 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
         struct dirent *de;
         DIR *d;
         int r;
-
 
         r = budget_take(budget);
         if (r < 0)

@@ -84,7 +84,6 @@ int ag_leaf_find_free(int sfd, uid_t uid, char *ret_name, size_t size, int *ret_
         bool any = false;
         char name[32];
 
-
         for (unsigned i = 1; i <= AG_LEAVES_MAX; i++) {
                 _cleanup_close_ int lfd = -1;
                 int r;
@@ -133,7 +132,6 @@ int ag_leaf_claim(int sfd, uid_t uid, pid_t pid, char *ret_name, size_t size) {
 int ag_leaf_for_class(int sfd, uid_t uid, AgLatency l, char *ret_name, size_t size, int *ret_fd) {
         char name[32];
         int r;
-
 
         if (ag_class_leaf_name(l, name, sizeof name) >= 0) {
                 _cleanup_close_ int lfd = -1;

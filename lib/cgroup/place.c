@@ -40,7 +40,6 @@ int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, ch
 int ag_root_leaf_name(unsigned i, char *buf, size_t size) {
         int n;
 
-
         if (i < 1 || i > AG_LEAVES_MAX)
                 return -EINVAL;
         n = snprintf(buf, size, AG_ROOT_LEAF_PREFIX "%u", i);
@@ -51,7 +50,6 @@ int ag_root_leaf_name(unsigned i, char *buf, size_t size) {
 
 int ag_class_leaf_name(AgLatency l, char *buf, size_t size) {
         int n;
-
 
         if (l != AG_LATENCY_INTERACTIVE && l != AG_LATENCY_AUDIO)
                 return -EINVAL;
@@ -109,7 +107,6 @@ int ag_user_group_parse(const char *name, uid_t *ret_uid) {
 int ag_pool_group_name(const char *pool, char *buf, size_t size) {
         int n;
 
-
         if (!pool || !ag_pool_name_valid(pool, strlen(pool)))
                 return -EINVAL;
         n = snprintf(buf, size, AG_POOL_PREFIX "%s", pool);
@@ -132,7 +129,6 @@ int ag_pool_group_parse(const char *dirname, const char **ret_pool) {
 int ag_pool_place(const char *root, const char *pool, char *buf, size_t size) {
         int n;
 
-
         if (pool && *pool) {
                 if (!ag_pool_name_valid(pool, strlen(pool)))
                         return -EINVAL;
@@ -147,7 +143,6 @@ int ag_pool_place(const char *root, const char *pool, char *buf, size_t size) {
 int ag_pool_parent_find(int rfd, const char *pool, int *ret_fd) {
         char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
         int fd, r;
-
 
         if (!pool || !*pool) {
                 fd = fcntl(rfd, F_DUPFD_CLOEXEC, 3);
@@ -434,7 +429,6 @@ int ag_session_path_split(char *path, const char *root, uid_t uid, char **ret_se
 bool ag_session_name_matches_audit(const char *name, size_t len, unsigned long audit_session) {
         char want[32];
         int n;
-
 
         if (audit_session == AG_AUDIT_SESSION_UNSET)
                 return true;

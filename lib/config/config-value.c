@@ -90,7 +90,6 @@ AG_DEFINE_STRING_TABLE_TO_STRING(ag_latency_to_string, AgLatency, latency_table)
 int ag_latency_from_string(const char *s, AgLatency *ret) {
         Field f = { s, s ? strlen(s) : 0 };
 
-
         if (!s)
                 return -EINVAL;
         return latency_from_field(&f, ret);

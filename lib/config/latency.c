@@ -105,7 +105,6 @@ void ag_latency_describe(AgLatency l, char *buf, size_t size) {
 int ag_sched_getattr(pid_t tid, AgSchedAttr *ret) {
         AgSchedAttr a = {};
 
-
         if (syscall(SYS_sched_getattr, (long) tid, &a, (unsigned) AG_SCHED_ATTR_SIZE_VER0, 0U) < 0)
                 return negative_errno();
         *ret = a;
@@ -127,7 +126,6 @@ int ag_latency_apply(pid_t tid, AgLatency l, AgLatencyResult *ret_result) {
         AgSchedAttr cur, want, back;
         uint64_t slice;
         int r;
-
 
         if ((unsigned) l >= _AG_LATENCY_MAX)
                 return -EINVAL;
@@ -189,7 +187,6 @@ int ag_latency_apply_process(pid_t pid, AgLatency l, AgLatencyResult *ret_result
         unsigned n = 0;
         DIR *d;
         int r = 0;
-
 
         if (pid <= 0)
                 return -EINVAL;

@@ -414,7 +414,6 @@ int ag_pamconf_scan(const char *dir, ag_pamconf_warn_fn warn, void *userdata, Ag
         struct dirent *de;
         int r = 0;
 
-
         if (!dir)
                 dir = AG_PAM_DIR_DEFAULT;
         d = opendir(dir);
@@ -516,7 +515,6 @@ int ag_pamconf_describe(const AgPamLine *l, char **ret) {
         char *s = NULL, *svc = NULL;
         size_t len = 0;
         FILE *f;
-
 
         f = open_memstream(&svc, &len);
         if (!f)

@@ -74,7 +74,6 @@ int ag_nss_group_member_by(ag_getgrnam_r_fn lookup, const char *group, const cha
 }
 
 int ag_nss_group_member(const char *group, const char *user, gid_t gid) {
-
         return ag_nss_group_member_by(getgrnam_r, group, user, gid);
 }
 

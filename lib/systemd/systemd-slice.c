@@ -843,7 +843,6 @@ void ag_slice_state_format(const AgSliceState *st, const AgUnitValues *v, char *
 }
 
 int ag_systemd_user_slice_forget(uid_t uid, const char *cgroup_root, const AgSystemdPaths *paths) {
-
         return slice_forget(uid, cgroup_root, paths, false);
 }
 

@@ -92,7 +92,6 @@ bool ag_systemd_session_scope_path(const char *path) {
 int ag_terminal_scope_name(pid_t sid, char *buf, size_t size) {
         int n;
 
-
         if (sid <= 0)
                 return -EINVAL;
         n = snprintf(buf, size, AG_TERMINAL_SCOPE_PREFIX "%jd.scope", (intmax_t) sid);
@@ -103,7 +102,6 @@ int ag_terminal_scope_name(pid_t sid, char *buf, size_t size) {
 
 int ag_run_scope_name(pid_t pid, unsigned n, char *buf, size_t size) {
         int k;
-
 
         if (pid <= 0)
                 return -EINVAL;
@@ -172,7 +170,6 @@ AgScopePlace ag_scope_place(const char *cgroup_path, uid_t uid, pid_t sid) {
 int ag_systemd_user_bus_address(const char *env, const char *runtime_dir, char **ret) {
         char *a = NULL;
 
-
         /* one unix: address only: "unixexec:" would have libsystemd run a
          * program, "tcp:" reach another host, and a list (';') fall through
          * to such an address */
@@ -199,7 +196,6 @@ int ag_systemd_user_bus_address(const char *env, const char *runtime_dir, char *
         } while (0)
 
 int ag_sdbus_load(SdBusApi *ret, char *errbuf, size_t errsize) {
-
         SdBusApi api = {};
 
         api.dl = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
@@ -241,7 +237,6 @@ missing:
 #undef LOAD
 
 void ag_sdbus_set_error(const SdBusApi *api, char *errbuf, size_t errsize, const sd_bus_error *e, int r) {
-
         if (!errbuf || errsize == 0)
                 return;
         if (e && api->error_is_set(e))

@@ -137,7 +137,6 @@ int ag_escape_percent(const char *s, char *buf, size_t size) {
         static const char hex[] = "0123456789ABCDEF";
         size_t w = 0;
 
-
         if (!s || !*s || strcmp(s, "-") == 0 || strcmp(s, "?") == 0) {
                 /* none; a value that is the mark of none or unknown, encoded */
                 const char *v = !s || !*s ? "-" : s[0] == '-' ? "%2D" : "%3F";

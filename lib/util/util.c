@@ -24,7 +24,6 @@
 int ag_safe_atoul(const char *s, unsigned long max, unsigned long *ret) {
         unsigned long v = 0;
 
-
         if (!s || !*s)
                 return -EINVAL;
         for (const char *p = s; *p; p++) {
@@ -199,7 +198,6 @@ int ag_read_all(int fd, size_t hint, size_t max, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         size_t cap, len = 0;
 
-
         /* cap counts the terminating NUL: there is always room for it, and
          * up to max + 1 bytes of data are read to tell "more than max". */
         cap = (hint < max ? hint : max) + 1;
@@ -280,7 +278,6 @@ int ag_opendir_dup(int fd, DIR **ret) {
         DIR *d;
         int dfd;
 
-
         dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (dfd < 0)
                 return negative_errno();
@@ -348,7 +345,6 @@ int ag_pid_parent_session(pid_t pid, pid_t *ret_ppid, pid_t *ret_sid) {
         char buf[1024], *p;
         unsigned long v[4];
         int r;
-
 
         r = read_proc_pid(pid, "stat", buf, sizeof buf);
         if (r < 0)
