@@ -83,15 +83,15 @@ static int apply_user_policy(const AgHierarchy *h, int ufd, bool created, const 
         return r;
 }
 
-/* One leaf of root's below the session sfd, which this open made: made,
- * its mode set when the umask took bits away (chmod), its weight written
+/* One leaf of root's below the session sfd (at open, or again at close):
+ * made, its mode set when the umask took bits away (fix_mode), its weight written
  * when weight > 0 (a class leaf), its cgroup.procs handed to the user. A
  * leaf without a weight to write is reached by name below sfd rather than
  * through a descriptor of its own (two system calls fewer a leaf): nobody
  * but root makes, renames or removes names in root's session, and
  * cgroupfs has no symbolic links. */
 static int make_root_leaf(const AgHierarchy *h, int sfd, const char *name, unsigned weight, uid_t uid, gid_t gid,
-                          bool chmod) {
+                          bool fix_mode) {
         _cleanup_close_ int lfd = -1;
         char procs[64];
         int r;
@@ -109,9 +109,9 @@ static int make_root_leaf(const AgHierarchy *h, int sfd, const char *name, unsig
         if (mkdirat(sfd, name, 0755) < 0) {
                 if (errno != EEXIST)
                         return negative_errno();
-                chmod = true;           /* not made now: its mode is not known */
+                fix_mode = true;        /* not made now: its mode is not known */
         }
-        if (chmod && fchmodat(sfd, name, 0755, 0) < 0)
+        if (fix_mode && fchmodat(sfd, name, 0755, 0) < 0)
                 return negative_errno();
         if (fchownat(sfd, procs, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
                 return negative_errno();
@@ -125,7 +125,7 @@ static int make_root_leaf(const AgHierarchy *h, int sfd, const char *name, unsig
  * the kernel refuses ends the making: what was made stays, the login is
  * grouped, and the -errno is returned (*ret_leaves, *ret_classes say what
  * is there). */
-static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, bool chmod, unsigned *ret_leaves,
+static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, bool fix_mode, unsigned *ret_leaves,
                        unsigned *ret_classes) {
         unsigned n = p->terminal ? p->policy->leaves : p->policy->leaves_notty, level = p->policy->interactive;
         char name[32];
@@ -142,7 +142,7 @@ static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, boo
         for (unsigned i = 1; i <= n; i++) {
                 r = ag_root_leaf_name(i, name, sizeof name);
                 if (r >= 0)
-                        r = make_root_leaf(h, sfd, name, 0, p->uid, p->gid, chmod);
+                        r = make_root_leaf(h, sfd, name, 0, p->uid, p->gid, fix_mode);
                 if (r < 0)
                         return r;
                 *ret_leaves = i;
@@ -150,7 +150,7 @@ static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, boo
         for (AgLatency l = 0; level > 0 && l < _AG_LATENCY_MAX; l++) {
                 if (ag_class_leaf_name(l, name, sizeof name) < 0)
                         continue;       /* batch and normal keep the default weight: leaf-<i> */
-                r = make_root_leaf(h, sfd, name, ag_latency_leaf_weight(l, level), p->uid, p->gid, chmod);
+                r = make_root_leaf(h, sfd, name, ag_latency_leaf_weight(l, level), p->uid, p->gid, fix_mode);
                 if (r < 0)
                         return r;
                 *ret_classes |= 1U << l;
@@ -222,8 +222,8 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                         char **ret_name, const char **what) {
         _cleanup_close_ int sfd = -1, lfd = -1;
         bool delegate = p->delegate && h->version == 2;       /* never on v1 (login.h) */
-        bool chmod_leaves;
         char name[64];
+        int mode;
         int r;
 
         r = mkdir_session(ufd, p, pid, name, what);
@@ -237,13 +237,13 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
         /* The user reaches root's leaves through it, whatever the umask of
          * the process that opens the login (pam_umask, login.defs UMASK):
          * 0755. When the umask left 0755 alone, it leaves the leaves' too. */
-        chmod_leaves = ag_cg_mode_0755(sfd) != 0;
+        mode = ag_cg_mode_0755(sfd);
         if (h->version == 2) {
                 r = setup_session_v2(h, sfd, &delegate, p->events, what);
                 if (r < 0)
                         goto fail;
         }
-        r = ag_cg_mkdir_open(sfd, AG_LOGIN_LEAF, NULL, &lfd);
+        r = ag_cg_mkdir_open_0755(sfd, AG_LOGIN_LEAF, NULL, &lfd);
         if (r < 0) {
                 *what = "create the login leaf";
                 goto fail;
@@ -259,7 +259,8 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
         } else if (p->policy->sessions) {
                 ret_s->gid = p->gid;
                 ret_s->interactive = p->policy->interactive;
-                r = make_leaves(h, sfd, p, chmod_leaves, &ret_s->leaves, &ret_s->class_leaves);
+                /* a session the user cannot enter: no leaf would be reachable */
+                r = mode < 0 ? mode : make_leaves(h, sfd, p, mode > 0, &ret_s->leaves, &ret_s->class_leaves);
                 if (r == -ENOENT || r == -ENODEV) {
                         *what = "create the session's leaves";
                         goto fail;      /* removed under our feet: start over */
@@ -519,16 +520,16 @@ static int made_leaf_name(const AgSession *s, unsigned i, char *buf, size_t size
  * and that refusal is the test, no leaf's cgroup.procs is read: the
  * session then lives on, and the free leaves removed before the busy one
  * are made again for the panes still to come, so that a session that
- * outlives its login keeps all its free leaves. 1 when a leaf was in use,
- * else 0; *n counts the leaves removed, each against *budget as the walk
- * would have. */
+ * outlives its login keeps all its free leaves (the user's helper passes
+ * over a leaf missing meanwhile, ag_leaf_find_free). 1 when a leaf was in
+ * use, else 0 with *n the leaves removed, each counted against *budget as
+ * the walk would have. */
 static int remove_root_leaves(const AgHierarchy *h, int sfd, const AgSession *s, unsigned *budget, unsigned *n) {
         bool removed[AG_LEAVES_MAX + _AG_LATENCY_MAX] = {};
         unsigned total = s->leaves + _AG_LATENCY_MAX;
         char name[32];
 
-        if (total > ELEMENTSOF(removed))
-                total = ELEMENTSOF(removed);
+        assert(total <= ELEMENTSOF(removed));
         for (unsigned i = 0; i < total && *budget > 0; i++) {
                 if (made_leaf_name(s, i, name, sizeof name) < 0)
                         continue;
@@ -538,7 +539,7 @@ static int remove_root_leaves(const AgHierarchy *h, int sfd, const AgSession *s,
                         (*n)++;
                         continue;
                 }
-                if (errno != EBUSY)
+                if (errno != EBUSY && errno != ENOTEMPTY)
                         continue;
                 for (unsigned j = 0; j < i; j++) {
                         unsigned weight = 0;
