@@ -476,6 +476,20 @@ int ag_cg_mkdir_open(int dirfd, const char *name, bool *ret_created, int *ret_fd
         return r;
 }
 
+int ag_cg_mode_0755(int fd) {
+        struct stat st;
+
+        /* a look is cheaper than a change on cgroupfs, and the usual umask
+         * (022, 002) leaves 0755 as it was asked for */
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if ((st.st_mode & 07777) == 0755)
+                return 0;
+        if (fchmod(fd, 0755) < 0)
+                return negative_errno();
+        return 1;
+}
+
 int ag_cg_mkdir_open_0755(int dirfd, const char *name, bool *ret_created, int *ret_fd) {
         bool created = false;
         int r;
@@ -487,7 +501,7 @@ int ag_cg_mkdir_open_0755(int dirfd, const char *name, bool *ret_created, int *r
         if (r < 0)
                 return r;
         if (created)
-                (void) fchmod(*ret_fd, 0755);
+                (void) ag_cg_mode_0755(*ret_fd);
         if (ret_created)
                 *ret_created = created;
         return 0;

@@ -78,6 +78,9 @@ int ag_cg_mkdir_open(int dirfd, const char *name, bool *ret_created, int *ret_fd
 /* The same for a group of root's layout: one made now gets mode 0755,
  * whatever the caller's umask. */
 int ag_cg_mkdir_open_0755(int dirfd, const char *name, bool *ret_created, int *ret_fd);
+/* Gives the directory fd mode 0755 unless it has it: 1 when the mode had
+ * to change (the caller's umask took bits away), 0 when not, or -errno. */
+int ag_cg_mode_0755(int fd);
 
 /* Walks a cgroup path ("/a/b/c") below rootfd component by component. */
 int ag_cg_open_path(int rootfd, const char *path, int *ret_fd);

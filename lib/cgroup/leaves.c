@@ -90,9 +90,9 @@ int ag_leaf_find_free(int sfd, uid_t uid, char *ret_name, size_t size, int *ret_
 
                 if (ag_root_leaf_name(i, name, sizeof name) < 0)
                         break;
+                /* root makes them 1..N; one can be missing a moment (a close
+                 * removing a lingering session's free leaves makes them again) */
                 r = ag_leaf_open(sfd, name, uid, &lfd);
-                if (r == -ENOENT)
-                        break;          /* root makes them 1..N */
                 if (r < 0)
                         continue;
                 any = true;
@@ -119,6 +119,10 @@ int ag_leaf_claim(int sfd, uid_t uid, pid_t pid, char *ret_name, size_t size) {
                 if (r < 0)
                         return r;
                 r = ag_cg_attach(lfd, pid);
+                if (r == -ENODEV || r == -ENOENT) {
+                        r = -ENOSPC;    /* removed meanwhile: another */
+                        continue;
+                }
                 if (r < 0)
                         return r;
                 /* a terminal that raced for the same leaf: the lower session id keeps it */

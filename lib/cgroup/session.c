@@ -83,18 +83,39 @@ static int apply_user_policy(const AgHierarchy *h, int ufd, bool created, const 
         return r;
 }
 
-/* One leaf of root's below the session sfd: made, its weight written when
- * weight > 0 (a class leaf), its cgroup.procs handed to the user. */
-static int make_root_leaf(const AgHierarchy *h, int sfd, const char *name, unsigned weight, uid_t uid, gid_t gid) {
+/* One leaf of root's below the session sfd (at open, or again at close):
+ * made, its mode set when the umask took bits away (fix_mode), its weight written
+ * when weight > 0 (a class leaf), its cgroup.procs handed to the user. A
+ * leaf without a weight to write is reached by name below sfd rather than
+ * through a descriptor of its own (two system calls fewer a leaf): nobody
+ * but root makes, renames or removes names in root's session, and
+ * cgroupfs has no symbolic links. */
+static int make_root_leaf(const AgHierarchy *h, int sfd, const char *name, unsigned weight, uid_t uid, gid_t gid,
+                          bool fix_mode) {
         _cleanup_close_ int lfd = -1;
+        char procs[64];
         int r;
 
-        r = ag_cg_mkdir_open_0755(sfd, name, NULL, &lfd);
-        if (r >= 0 && weight > 0 && h->has_cpu)
-                r = ag_cg_set_weight_idle(h, lfd, weight, -1, NULL);
-        if (r >= 0)
-                r = ag_cg_grant_procs(lfd, uid, gid);
-        return r;
+        if (weight > 0 && h->has_cpu) {
+                r = ag_cg_mkdir_open_0755(sfd, name, NULL, &lfd);
+                if (r >= 0)
+                        r = ag_cg_set_weight_idle(h, lfd, weight, -1, NULL);
+                if (r >= 0)
+                        r = ag_cg_grant_procs(lfd, uid, gid);
+                return r;
+        }
+        if (snprintf(procs, sizeof procs, "%s/cgroup.procs", name) >= (int) sizeof procs)
+                return -ENAMETOOLONG;
+        if (mkdirat(sfd, name, 0755) < 0) {
+                if (errno != EEXIST)
+                        return negative_errno();
+                fix_mode = true;        /* not made now: its mode is not known */
+        }
+        if (fix_mode && fchmodat(sfd, name, 0755, 0) < 0)
+                return negative_errno();
+        if (fchownat(sfd, procs, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+                return negative_errno();
+        return 0;
 }
 
 /* The leaves of an undelegated session (place.h): leaf-1 .. leaf-<leaves>,
@@ -104,7 +125,7 @@ static int make_root_leaf(const AgHierarchy *h, int sfd, const char *name, unsig
  * the kernel refuses ends the making: what was made stays, the login is
  * grouped, and the -errno is returned (*ret_leaves, *ret_classes say what
  * is there). */
-static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, unsigned *ret_leaves,
+static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, bool fix_mode, unsigned *ret_leaves,
                        unsigned *ret_classes) {
         unsigned n = p->terminal ? p->policy->leaves : p->policy->leaves_notty, level = p->policy->interactive;
         char name[32];
@@ -121,7 +142,7 @@ static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, uns
         for (unsigned i = 1; i <= n; i++) {
                 r = ag_root_leaf_name(i, name, sizeof name);
                 if (r >= 0)
-                        r = make_root_leaf(h, sfd, name, 0, p->uid, p->gid);
+                        r = make_root_leaf(h, sfd, name, 0, p->uid, p->gid, fix_mode);
                 if (r < 0)
                         return r;
                 *ret_leaves = i;
@@ -129,7 +150,7 @@ static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, uns
         for (AgLatency l = 0; level > 0 && l < _AG_LATENCY_MAX; l++) {
                 if (ag_class_leaf_name(l, name, sizeof name) < 0)
                         continue;       /* batch and normal keep the default weight: leaf-<i> */
-                r = make_root_leaf(h, sfd, name, ag_latency_leaf_weight(l, level), p->uid, p->gid);
+                r = make_root_leaf(h, sfd, name, ag_latency_leaf_weight(l, level), p->uid, p->gid, fix_mode);
                 if (r < 0)
                         return r;
                 *ret_classes |= 1U << l;
@@ -202,6 +223,7 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
         _cleanup_close_ int sfd = -1, lfd = -1;
         bool delegate = p->delegate && h->version == 2;       /* never on v1 (login.h) */
         char name[64];
+        int mode;
         int r;
 
         r = mkdir_session(ufd, p, pid, name, what);
@@ -212,12 +234,16 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                 *what = "open the session group";
                 goto fail;
         }
+        /* The user reaches root's leaves through it, whatever the umask of
+         * the process that opens the login (pam_umask, login.defs UMASK):
+         * 0755. When the umask left 0755 alone, it leaves the leaves' too. */
+        mode = ag_cg_mode_0755(sfd);
         if (h->version == 2) {
                 r = setup_session_v2(h, sfd, &delegate, p->events, what);
                 if (r < 0)
                         goto fail;
         }
-        r = ag_cg_mkdir_open(sfd, AG_LOGIN_LEAF, NULL, &lfd);
+        r = ag_cg_mkdir_open_0755(sfd, AG_LOGIN_LEAF, NULL, &lfd);
         if (r < 0) {
                 *what = "create the login leaf";
                 goto fail;
@@ -231,7 +257,10 @@ static int make_session(const AgHierarchy *h, int ufd, const AgOpenParams *p, pi
                         goto fail;
                 }
         } else if (p->policy->sessions) {
-                r = make_leaves(h, sfd, p, &ret_s->leaves, &ret_s->class_leaves);
+                ret_s->gid = p->gid;
+                ret_s->interactive = p->policy->interactive;
+                /* a session the user cannot enter: no leaf would be reachable */
+                r = mode < 0 ? mode : make_leaves(h, sfd, p, mode > 0, &ret_s->leaves, &ret_s->class_leaves);
                 if (r == -ENOENT || r == -ENODEV) {
                         *what = "create the session's leaves";
                         goto fail;      /* removed under our feet: start over */
@@ -425,6 +454,8 @@ static int session_new(const AgOpenParams *p, const char *root, const OpenState 
         s->acct_origin = TAKE_PTR(*acct_origin);
         s->leaves = made->leaves;
         s->class_leaves = made->class_leaves;
+        s->gid = made->gid;
+        s->interactive = made->interactive;
         if (st->policy_error < 0)
                 ag_events_warn(p->events, AG_WARN_POLICY, st->policy_error, st->policy_what);
         *ret = TAKE_PTR(s);
@@ -483,37 +514,43 @@ static int made_leaf_name(const AgSession *s, unsigned i, char *buf, size_t size
         return ag_class_leaf_name(l, buf, size);
 }
 
-/* The leaves open made, by name (no directory read); the ones still in use
- * stay for the walk that follows. Returns how many went, each counted
- * against *budget as the walk would have. */
-static unsigned remove_root_leaves(int sfd, const AgSession *s, unsigned *budget) {
-        unsigned n = 0;
+/* The leaves open made, removed by name (no directory read) in the order
+ * open made them. The kernel refuses to remove a leaf that holds a process
+ * (EBUSY: a terminal's tmux server, a nohup'd job the user moved there),
+ * and that refusal is the test, no leaf's cgroup.procs is read: the
+ * session then lives on, and the free leaves removed before the busy one
+ * are made again for the panes still to come, so that a session that
+ * outlives its login keeps all its free leaves (the user's helper passes
+ * over a leaf missing meanwhile, ag_leaf_find_free). 1 when a leaf was in
+ * use, else 0 with *n the leaves removed, each counted against *budget as
+ * the walk would have. */
+static int remove_root_leaves(const AgHierarchy *h, int sfd, const AgSession *s, unsigned *budget, unsigned *n) {
+        bool removed[AG_LEAVES_MAX + _AG_LATENCY_MAX] = {};
+        unsigned total = s->leaves + _AG_LATENCY_MAX;
         char name[32];
 
-        for (unsigned i = 0; i < s->leaves + _AG_LATENCY_MAX && *budget > 0; i++)
-                if (made_leaf_name(s, i, name, sizeof name) >= 0 && unlinkat(sfd, name, AT_REMOVEDIR) == 0) {
-                        (*budget)--;
-                        n++;
-                }
-        return n;
-}
-
-/* Whether a process is left in one of the leaves open made (a terminal's
- * tmux server, a nohup'd job the user moved there): 1 yes, 0 no. Reads
- * their cgroup.procs by name, below root's directories. login/ does not
- * count: what stays there (a process close could not move out, on a
- * read-only cgroupfs) is no terminal's, and the removal reports it. */
-static int root_leaves_in_use(int sfd, const AgSession *s) {
-        char name[48];
-
-        for (unsigned i = 0; i < s->leaves + _AG_LATENCY_MAX; i++) {
-                if (made_leaf_name(s, i, name, sizeof name - sizeof "/cgroup.procs") < 0)
+        assert(total <= ELEMENTSOF(removed));
+        for (unsigned i = 0; i < total && *budget > 0; i++) {
+                if (made_leaf_name(s, i, name, sizeof name) < 0)
                         continue;
-                strcat(name, "/cgroup.procs");
-                _cleanup_close_ int fd = openat(sfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-                char c;
-                if (fd >= 0 && read(fd, &c, 1) == 1)
-                        return 1;
+                if (unlinkat(sfd, name, AT_REMOVEDIR) == 0) {
+                        removed[i] = true;
+                        (*budget)--;
+                        (*n)++;
+                        continue;
+                }
+                if (errno != EBUSY && errno != ENOTEMPTY)
+                        continue;
+                for (unsigned j = 0; j < i; j++) {
+                        unsigned weight = 0;
+
+                        if (!removed[j] || made_leaf_name(s, j, name, sizeof name) < 0)
+                                continue;
+                        if (j >= s->leaves)
+                                weight = ag_latency_leaf_weight((AgLatency) (j - s->leaves), s->interactive);
+                        (void) make_root_leaf(h, sfd, name, weight, s->uid, s->gid, true);
+                }
+                return 1;
         }
         return 0;
 }
@@ -553,7 +590,7 @@ static void leave_session(int mfd, const AgSession *s, pid_t pid, const char *cu
  * session of root's leaves that lives on (a tmux server, a nohup'd job)
  * keeps its free leaves for the panes still to come: it goes whole once
  * empty (a later sweep, the watcher), -EBUSY meanwhile. *sfd is closed. */
-static int remove_own_session(int ufd, int *sfd, const AgSession *s, const AgEvents *events) {
+static int remove_own_session(const AgHierarchy *h, int ufd, int *sfd, const AgSession *s, const AgEvents *events) {
         unsigned budget = AG_SESSION_MAX_DIRS, n = 0;
         bool keep = false;
         int r;
@@ -563,11 +600,8 @@ static int remove_own_session(int ufd, int *sfd, const AgSession *s, const AgEve
                         budget--;
                         n++;
                 }
-                if (s->leaves > 0 || s->class_leaves) {
-                        keep = root_leaves_in_use(*sfd, s) > 0;
-                        if (!keep)
-                                n += remove_root_leaves(*sfd, s, &budget);
-                }
+                if (s->leaves > 0 || s->class_leaves)
+                        keep = remove_root_leaves(h, *sfd, s, &budget, &n) > 0;
                 *sfd = safe_close(*sfd);
         }
         if (keep)
@@ -598,7 +632,7 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
         /* Our own session first, so that the answer is about it, whatever a
          * concurrent sweep does to the others. */
         if (s->name && d.ufd >= 0)
-                result = remove_own_session(d.ufd, &d.sfd, s, events);
+                result = remove_own_session(h, d.ufd, &d.sfd, s, events);
         r = ag_user_sweep(d.rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, events);
         if (r < 0)
                 return r;

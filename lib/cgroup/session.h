@@ -47,6 +47,8 @@ typedef struct AgSession {
         char *pool;                    /* the user's pool (path "/<root>/pool-<pool>/user-<uid>/<name>"); NULL for none */
         unsigned leaves;               /* leaf-1 .. leaf-<leaves> made at open */
         unsigned class_leaves;         /* bit l set: class-<l> made at open */
+        gid_t gid;                     /* the group of the leaves' cgroup.procs */
+        unsigned interactive;          /* the level the class leaves' weights are for */
 } AgSession;
 
 typedef struct AgOpenParams {

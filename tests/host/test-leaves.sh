@@ -193,6 +193,39 @@ for i in $(seq 100); do [ -e "/proc/$PL" ] || break; sleep 0.1; done
 check "once empty, the session goes whole (the next login's sweep, or the close watcher)" \
         sh -c "for i in \$(seq 300); do [ -e '$CPU$SL' ] || exit 0; sleep 0.1; done; exit 1"
 
+echo "# 5d. a session that outlives its login in leaf-3: the free leaves removed before it are made again"
+cat >"$U/ling3.sh" <<EOS
+d=\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup)
+echo \$\$ >"$CPU\$d/leaf-3/cgroup.procs"
+echo \$\$ >$U/ling3.pid
+exec sleep 300
+EOS
+"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "exec setsid sh $U/ling3.sh" wait-file "$U/ling3.pid" close \
+        >"$T/ling3.out" 2>&1
+SL=$(val AUTOGROUP_SESSION "$T/ling3.out"); PL=$(cat "$U/ling3.pid"); track_pid "$PL"
+check_eq "the lingering process sits in leaf-3" "$SL/leaf-3" "$(cgof "$PL")"
+check_eq "after close: the session has leaf-1 .. leaf-6 again (login/ went)" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6" \
+        "$(ls "$CPU$SL" | grep -E '^(leaf-|login|class-)' | tr '\n' ' ' | sed 's/ $//')"
+check_eq "leaf-1 and leaf-2 made again: root's, mode 755, their cgroup.procs the user's, cpu.shares root's" \
+        "root 755 $UA root root 755 $UA root" \
+        "$(for l in leaf-1 leaf-2; do stat -c '%U %a' "$CPU$SL/$l"; stat -c %U "$CPU$SL/$l/cgroup.procs" "$CPU$SL/$l/cpu.shares"; done | tr '\n' ' ' | sed 's/ $//')"
+kill "$PL" 2>/dev/null
+for i in $(seq 100); do [ -e "/proc/$PL" ] || break; sleep 0.1; done
+"$AGDRV" --pam "$T" agdef "$UA" tty= open close >/dev/null 2>&1
+check "once empty, it goes whole" \
+        sh -c "for i in \$(seq 300); do [ -e '$CPU$SL' ] || exit 0; sleep 0.1; done; exit 1"
+
+echo "# 5e. a login opened under umask 077 (pam_umask, login.defs UMASK): the user still reaches the leaves"
+cat >"$U/umask.sh" <<EOS
+d=\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup)
+stat -c %a "$CPU\$d" "$CPU\$d/login" "$CPU\$d/leaf-1" "$CPU\$d/leaf-6" | tr '\n' ' ' >$U/umask.modes
+sh -c 'echo \$\$ >"$CPU\$1/leaf-1/cgroup.procs" && sed -n "s/^[0-9]*:cpu://p" /proc/self/cgroup' sh "\$d" >$U/umask.cg 2>&1
+EOS
+(umask 077; "$AGDRV" --pam "$T" agdef "$UA" open env run-user "sh $U/umask.sh" close >"$T/umask.out" 2>&1)
+SU=$(val AUTOGROUP_SESSION "$T/umask.out")
+check_eq "the session, login/ and the leaves: mode 755" "755 755 755 755 " "$(cat "$U/umask.modes")"
+check_eq "the user's process moves into leaf-1" "$SU/leaf-1" "$(cat "$U/umask.cg")"
+
 echo "# 6. a real client: su -l with the default line, the attack from the login shell"
 if ldd "$AG_MODULE" 2>/dev/null | grep -q libasan; then
         # .ci/sanitize: su is not instrumented and cannot load this module
