@@ -504,13 +504,19 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
 
 /* The name of the i-th leaf open made (0 <= i < s->leaves + _AG_LATENCY_MAX):
  * leaf-1 .. leaf-<leaves>, then the class leaves in class order; -ENOENT
- * for a class whose leaf open did not make. */
-static int made_leaf_name(const AgSession *s, unsigned i, char *buf, size_t size) {
-        if (i < s->leaves)
+ * for a class whose leaf open did not make. *ret_weight (when not NULL):
+ * the weight open wrote to it, 0 for none (make_leaves). */
+static int made_leaf_name(const AgSession *s, unsigned i, char *buf, size_t size, unsigned *ret_weight) {
+        if (i < s->leaves) {
+                if (ret_weight)
+                        *ret_weight = 0;
                 return ag_root_leaf_name(i + 1, buf, size);
+        }
         AgLatency l = (AgLatency) (i - s->leaves);
         if (!(s->class_leaves & (1U << l)))
                 return -ENOENT;
+        if (ret_weight)
+                *ret_weight = ag_latency_leaf_weight(l, s->interactive);
         return ag_class_leaf_name(l, buf, size);
 }
 
@@ -531,7 +537,7 @@ static int remove_root_leaves(const AgHierarchy *h, int sfd, const AgSession *s,
 
         assert(total <= ELEMENTSOF(removed));
         for (unsigned i = 0; i < total && *budget > 0; i++) {
-                if (made_leaf_name(s, i, name, sizeof name) < 0)
+                if (made_leaf_name(s, i, name, sizeof name, NULL) < 0)
                         continue;
                 if (unlinkat(sfd, name, AT_REMOVEDIR) == 0) {
                         removed[i] = true;
@@ -542,13 +548,10 @@ static int remove_root_leaves(const AgHierarchy *h, int sfd, const AgSession *s,
                 if (errno != EBUSY && errno != ENOTEMPTY)
                         continue;
                 for (unsigned j = 0; j < i; j++) {
-                        unsigned weight = 0;
+                        unsigned weight;
 
-                        if (!removed[j] || made_leaf_name(s, j, name, sizeof name) < 0)
-                                continue;
-                        if (j >= s->leaves)
-                                weight = ag_latency_leaf_weight((AgLatency) (j - s->leaves), s->interactive);
-                        (void) make_root_leaf(h, sfd, name, weight, s->uid, s->gid, true);
+                        if (removed[j] && made_leaf_name(s, j, name, sizeof name, &weight) >= 0)
+                                (void) make_root_leaf(h, sfd, name, weight, s->uid, s->gid, true);
                 }
                 return 1;
         }
