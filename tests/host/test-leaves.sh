@@ -169,6 +169,15 @@ echo "* weight 100" >"$CONF"
 check "run in a login without leaves says so and runs the command where it is" \
         sh -c "grep -q 'the command runs where it is' '$U/cron.run' && grep -q '/login\$' '$U/cron.run'"
 
+# lingering_ends PID SESSION NAME: the lingering process PID ends; the
+# next login of A (its sweep) or the close watcher removes SESSION whole
+lingering_ends() {
+        kill "$1" 2>/dev/null
+        for i in $(seq 100); do [ -e "/proc/$1" ] || break; sleep 0.1; done
+        "$AGDRV" --pam "$T" agdef "$UA" tty= open close >/dev/null 2>&1
+        check "$3" sh -c "for i in \$(seq 300); do [ -e '$CPU$2' ] || exit 0; sleep 0.1; done; exit 1"
+}
+
 echo "# 5c. a session that outlives its login (a tmux server) keeps its free leaves"
 # the "server": a terminal of its own, then, once the login has closed, a new "pane"
 cat >"$U/ling.sh" <<EOS
@@ -187,11 +196,7 @@ check_eq "after close: the session keeps leaf-1 .. leaf-6 (login/ went)" "leaf-1
         "$(ls "$CPU$SL" | grep -E '^(leaf-|login|class-)' | tr '\n' ' ' | sed 's/ $//')"
 touch "$U/ling.go"; wait_for "$U/ling.done" done
 check_eq "a new pane of it still finds a free leaf" "$SL/leaf-2" "$(cat "$U/ling.pane")"
-kill "$PL" 2>/dev/null
-for i in $(seq 100); do [ -e "/proc/$PL" ] || break; sleep 0.1; done
-"$AGDRV" --pam "$T" agdef "$UA" tty= open close >/dev/null 2>&1
-check "once empty, the session goes whole (the next login's sweep, or the close watcher)" \
-        sh -c "for i in \$(seq 300); do [ -e '$CPU$SL' ] || exit 0; sleep 0.1; done; exit 1"
+lingering_ends "$PL" "$SL" "once empty, the session goes whole (the next login's sweep, or the close watcher)"
 
 echo "# 5d. a session that outlives its login in leaf-3: the free leaves removed before it are made again"
 cat >"$U/ling3.sh" <<EOS
@@ -209,11 +214,7 @@ check_eq "after close: the session has leaf-1 .. leaf-6 again (login/ went)" "le
 check_eq "leaf-1 and leaf-2 made again: root's, mode 755, their cgroup.procs the user's, cpu.shares root's" \
         "root 755 $UA root root 755 $UA root" \
         "$(for l in leaf-1 leaf-2; do stat -c '%U %a' "$CPU$SL/$l"; stat -c %U "$CPU$SL/$l/cgroup.procs" "$CPU$SL/$l/cpu.shares"; done | tr '\n' ' ' | sed 's/ $//')"
-kill "$PL" 2>/dev/null
-for i in $(seq 100); do [ -e "/proc/$PL" ] || break; sleep 0.1; done
-"$AGDRV" --pam "$T" agdef "$UA" tty= open close >/dev/null 2>&1
-check "once empty, it goes whole" \
-        sh -c "for i in \$(seq 300); do [ -e '$CPU$SL' ] || exit 0; sleep 0.1; done; exit 1"
+lingering_ends "$PL" "$SL" "once empty, it goes whole"
 
 echo "# 5e. a login opened under umask 077 (pam_umask, login.defs UMASK): the user still reaches the leaves"
 cat >"$U/umask.sh" <<EOS
