@@ -3,14 +3,14 @@
  * metricsfloor: the system calls that `autogroup metrics` cannot do without,
  * alone: for each user-<uid> group below DIR, its directory opened and listed
  * once, the link count of each session (a session's leaves), cpu.shares,
- * cpu.cfs_quota_us and cpu.stat (v2: cpu.weight, cpu.max, cpu.stat) opened,
- * read and closed, and on v1 with cpuacct mounted apart the mirror's
+ * cpu.cfs_quota_us and cpu.stat opened, read and closed (cgroup v1, as
+ * bench/metrics measures), and with cpuacct mounted apart the mirror's
  * cpuacct.usage (openat2 beneath MIRROR, as the helper reads it). Nothing is
  * parsed, named or printed: what is left is the kernel's part, the floor of
  * any program that gives the same series. bench/metrics times it beside the
  * helper, with bench/execloop, so that both pay for one exec.
  *
- *   metricsfloor [-2] DIR [MIRROR]
+ *   metricsfloor DIR [MIRROR]
  *
  * Prints one line, "users=N", so that a caller can check it saw the tree. */
 
@@ -61,21 +61,14 @@ static void sessions(int ufd) {
 }
 
 int main(int argc, char **argv) {
-        static const char *const v1[] = { "cpu.shares", "cpu.cfs_quota_us", "cpu.stat" };
-        static const char *const v2[] = { "cpu.weight", "cpu.max", "cpu.stat" };
-        const char *const *files = v1;
+        static const char *const files[] = { "cpu.shares", "cpu.cfs_quota_us", "cpu.stat" };
         int rfd, afd = -1;
         unsigned users = 0;
         struct dirent *de;
         DIR *d;
 
-        if (argc > 1 && strcmp(argv[1], "-2") == 0) {
-                files = v2;
-                argv++;
-                argc--;
-        }
         if (argc < 2 || (rfd = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-                fprintf(stderr, "usage: metricsfloor [-2] DIR [MIRROR]\n");
+                fprintf(stderr, "usage: metricsfloor DIR [MIRROR]\n");
                 return 2;
         }
         if (argc > 2 && (afd = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
@@ -96,7 +89,7 @@ int main(int argc, char **argv) {
                         continue;
                 users++;
                 sessions(ufd);
-                for (unsigned i = 0; i < 3; i++)
+                for (unsigned i = 0; i < sizeof files / sizeof files[0]; i++)
                         read_file(ufd, files[i]);
                 if (afd >= 0) {
                         snprintf(path, sizeof path, "%s/cpuacct.usage", de->d_name);
