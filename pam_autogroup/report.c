@@ -272,7 +272,15 @@ int closed_session(struct module_events *ev, const AgLogin *l, const AgLoginEnd 
                         l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1, end->lingering ? "lingering" : "closed",
                         "close");
         if (end->lingering) {
-                pam_syslog(ev->pamh, LOG_INFO, "%s%s still holds processes, left for a later sweep", mount, path);
+                int error = module_warned(ev, AG_WARN_LEAVES, NULL);
+
+                if (error < 0)
+                        pam_syslog(ev->pamh, LOG_WARNING, "%s%s still holds processes, left for a later sweep; a "
+                                   "free leaf removed at close could not be made again (%s): the session has "
+                                   "fewer leaves for terminals and autogroup run", mount, path, strerror(-error));
+                else
+                        pam_syslog(ev->pamh, LOG_INFO, "%s%s still holds processes, left for a later sweep", mount,
+                                   path);
                 return PAM_SUCCESS;
         }
         if (r < 0 && r != -EBUSY) {

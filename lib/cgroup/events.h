@@ -24,7 +24,8 @@ typedef enum AgWarn {
                                         * ("set the user group's cpu policy", "set the pool group's...") */
         AG_WARN_NO_CPU_IDLE,           /* idle yes, on a kernel without cpu.idle (before 5.15): not
                                         * applied, the rest of the policy is */
-        AG_WARN_LEAVES,                /* the kernel refused a leaf: the session has the ones made before */
+        AG_WARN_LEAVES,                /* the kernel refused a leaf: at open the session has the ones made
+                                        * before; at close a free leaf removed could not be made again */
         AG_WARN_DELEGATE,              /* delegate asked, but the session's bounds (cgroup.max.descendants,
                                         * cgroup.max.depth) could not be written: not delegated */
         AG_WARN_DELEGATE_V1,           /* delegate asked on cgroup v1: refused, the session stays root's

@@ -479,7 +479,13 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 what = "name the user group";
         if (r >= 0 && (r = ag_pool_place(root, p->pool, st.place, sizeof st.place)) < 0)
                 what = "name the pool group";
-        if (r >= 0)
+        if (r >= 0 && p->origin) {
+                if (!(origin = strdup(p->origin)) ||
+                    (h->version == 1 && p->acct_origin && !(acct_origin = strdup(p->acct_origin)))) {
+                        r = -ENOMEM;
+                        what = "allocate memory";
+                }
+        } else if (r >= 0)
                 (void) ag_cg_pid_paths(h, pid, &origin, h->version == 1 ? &acct_origin : NULL);
 
         /* 1: the hierarchy and <root> */
@@ -530,7 +536,8 @@ static int made_leaf_name(const AgSession *s, unsigned i, char *buf, size_t size
  * over a leaf missing meanwhile, ag_leaf_find_free). 1 when a leaf was in
  * use, else 0 with *n the leaves removed, each counted against *budget as
  * the walk would have. */
-static int remove_root_leaves(const AgHierarchy *h, int sfd, const AgSession *s, unsigned *budget, unsigned *n) {
+static int remove_root_leaves(const AgHierarchy *h, int sfd, const AgSession *s, unsigned *budget, unsigned *n,
+                              const AgEvents *events) {
         bool removed[AG_LEAVES_MAX + _AG_LATENCY_MAX] = {};
         unsigned total = s->leaves + _AG_LATENCY_MAX;
         char name[32];
@@ -549,9 +556,13 @@ static int remove_root_leaves(const AgHierarchy *h, int sfd, const AgSession *s,
                         continue;
                 for (unsigned j = 0; j < i; j++) {
                         unsigned weight;
+                        int r;
 
-                        if (removed[j] && made_leaf_name(s, j, name, sizeof name, &weight) >= 0)
-                                (void) make_root_leaf(h, sfd, name, weight, s->uid, s->gid, true);
+                        if (!removed[j] || made_leaf_name(s, j, name, sizeof name, &weight) < 0)
+                                continue;
+                        r = make_root_leaf(h, sfd, name, weight, s->uid, s->gid, true);
+                        if (r < 0)      /* the session lives on with one free leaf fewer */
+                                ag_events_warn(events, AG_WARN_LEAVES, r, NULL);
                 }
                 return 1;
         }
@@ -604,7 +615,7 @@ static int remove_own_session(const AgHierarchy *h, int ufd, int *sfd, const AgS
                         n++;
                 }
                 if (s->leaves > 0 || s->class_leaves)
-                        keep = remove_root_leaves(h, *sfd, s, &budget, &n) > 0;
+                        keep = remove_root_leaves(h, *sfd, s, &budget, &n, events) > 0;
                 *sfd = safe_close(*sfd);
         }
         if (keep)

@@ -57,6 +57,11 @@ typedef struct AgOpenParams {
         gid_t gid;
         const AgPolicy *policy;
         pid_t pid;                     /* process moved into login/; 0 for the caller */
+        /* where pid is, when the caller read it already (ag_cg_pid_paths());
+         * origin NULL: ag_session_open() reads it (acct_origin NULL: no
+         * cpuacct path) */
+        const char *origin;
+        const char *acct_origin;
         unsigned long audit_session;   /* AG_AUDIT_SESSION_UNSET when none */
         /* pools */
         const char *pool;              /* the user's pool; NULL or "" for none */

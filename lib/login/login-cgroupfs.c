@@ -55,7 +55,9 @@ static bool nested(AgLogin *l, const AgLoginParams *p) {
         size_t slen = 0;
         uid_t owner;
 
-        if (ag_cg_pid_path(l->hierarchy, 0, &l->caller) < 0 ||
+        /* one read of /proc/self/cgroup: the cpuacct path too, the origin
+         * that ag_session_open() needs */
+        if (ag_cg_pid_paths(l->hierarchy, 0, &l->caller, l->hierarchy->version == 1 ? &l->caller_acct : NULL) < 0 ||
             ag_session_of_path(l->caller, p->root, &owner, &sname, &slen) < 0 ||
             !ag_session_name_matches_audit(sname, slen, ag_audit_session_self()))
                 return false;
@@ -108,6 +110,8 @@ static int cgroupfs_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) 
                 .gid = p->gid,
                 .policy = p->policy,
                 .pid = getpid(),
+                .origin = l->caller,
+                .acct_origin = l->caller_acct,
                 .audit_session = ag_audit_session_self(),
                 .pool = p->policy->pool,
                 .pool_policy = p->pool_policy,

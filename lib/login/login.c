@@ -22,6 +22,7 @@ AgLogin *ag_login_free(AgLogin *l) {
         ag_session_free(l->session);
         ag_acct_free(l->acct);
         free(l->caller);
+        free(l->caller_acct);
         free(l);
         return NULL;
 }

@@ -73,6 +73,7 @@ typedef struct AgLogin {
         /* the caller's cgroup, looked at for a nested login */
         AgNested nested;
         char *caller;                  /* its path in the hierarchy (NULL when not read) */
+        char *caller_acct;             /* v1: its path in the cpuacct hierarchy (NULL: none, or not read) */
         uid_t caller_owner;            /* AG_NESTED_OTHER_USER: the uid of that session */
 
         /* cgroupfs, AG_LOGIN_GROUPED */

@@ -180,14 +180,21 @@ lingering_ends() {
 
 echo "# 5c. a session that outlives its login (a tmux server) keeps its free leaves"
 # the "server": a terminal of its own, then, once the login has closed, a new "pane"
-cat >"$U/ling.sh" <<EOS
-"$HELPER" --root $ROOT enter --pid \$\$
-echo \$\$ >$U/ling.pid
-while [ ! -e $U/ling.go ]; do sleep 0.1; done
-setsid sh -c '"$HELPER" --root $ROOT enter --pid \$\$; sed -n "s/^[0-9]*:cpu://p" /proc/self/cgroup' </dev/null >$U/ling.pane 2>&1
-echo done >$U/ling.done
+# lingering_sh NAME PLACE: $U/NAME.sh, a process that takes its group with
+# the shell lines PLACE, writes its pid to $U/NAME.pid and, once $U/NAME.go
+# exists, starts a new "pane" (setsid, autogroup enter) whose cgroup goes to
+# $U/NAME.pane; then it sleeps
+lingering_sh() {
+        { printf '%s\n' "$2"; cat <<EOS
+echo \$\$ >$U/$1.pid
+while [ ! -e $U/$1.go ]; do sleep 0.1; done
+setsid sh -c '"$HELPER" --root $ROOT enter --pid \$\$; sed -n "s/^[0-9]*:cpu://p" /proc/self/cgroup' </dev/null >$U/$1.pane 2>&1
+echo done >$U/$1.done
 exec sleep 300
 EOS
+        } >"$U/$1.sh"
+}
+lingering_sh ling "\"$HELPER\" --root $ROOT enter --pid \$\$"
 "$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "exec setsid sh $U/ling.sh" wait-file "$U/ling.pid" close \
         >"$T/ling.out" 2>&1
 SL=$(val AUTOGROUP_SESSION "$T/ling.out"); PL=$(cat "$U/ling.pid"); track_pid "$PL"
@@ -226,6 +233,32 @@ EOS
 SU=$(val AUTOGROUP_SESSION "$T/umask.out")
 check_eq "the session, login/ and the leaves: mode 755" "755 755 755 755 " "$(cat "$U/umask.modes")"
 check_eq "the user's process moves into leaf-1" "$SU/leaf-1" "$(cat "$U/umask.cg")"
+
+echo "# 5f. a free leaf that close cannot make again: one log line, the session keeps the others"
+# the kernel refuses leaf-1 once the login is closing (tests/host/nomkdir.so)
+NOMKDIR="$abs_top_builddir/tests/host/.libs/nomkdir.so"
+if [ -f "$NOMKDIR" ]; then
+        PRELOAD="$NOMKDIR"
+        asan=$(ldd "$AGDRV" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+        [ -n "$asan" ] && PRELOAD="$asan:$NOMKDIR"
+        lingering_sh ling4 "d=\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup)
+echo \$\$ >\"$CPU\$d/leaf-3/cgroup.procs\""
+        env LD_PRELOAD="$PRELOAD" AG_TEST_NOMKDIR="leaf-1:$T/ling4.closing" "$AGDRV" --pam "$T" agdef "$UA" open env \
+                spawn-user "exec env -u LD_PRELOAD -u AG_TEST_NOMKDIR setsid sh $U/ling4.sh" wait-file "$U/ling4.pid" \
+                touch "$T/ling4.closing" close >"$T/ling4.out" 2>&1
+        SL=$(val AUTOGROUP_SESSION "$T/ling4.out"); PL=$(cat "$U/ling4.pid"); track_pid "$PL"
+        check "the login closed (PAM_SUCCESS)" grep -q '^close=PAM_SUCCESS' "$T/ling4.out"
+        check_eq "the lingering process sits in leaf-3" "$SL/leaf-3" "$(cgof "$PL")"
+        check_eq "after close: leaf-2 .. leaf-6 (leaf-1 refused)" "leaf-2 leaf-3 leaf-4 leaf-5 leaf-6" \
+                "$(ls "$CPU$SL" | grep -E '^(leaf-|login|class-)' | tr '\n' ' ' | sed 's/ $//')"
+        log_has "one line says a free leaf could not be made again" \
+                "$SL still holds processes, left for a later sweep; a free leaf removed at close could not be made again \(No space left on device\)"
+        touch "$U/ling4.go"; wait_for "$U/ling4.done" done
+        check_eq "a new pane passes over the missing leaf-1 and takes leaf-2" "$SL/leaf-2" "$(cat "$U/ling4.pane")"
+        lingering_ends "$PL" "$SL" "once empty, the session goes whole"
+else
+        skip "tests/host/nomkdir.so is not built"
+fi
 
 echo "# 6. a real client: su -l with the default line, the attack from the login shell"
 if ldd "$AG_MODULE" 2>/dev/null | grep -q libasan; then
