@@ -601,20 +601,24 @@ static void leave_session(int mfd, const AgSession *s, pid_t pid, const char *cu
  * when it is gone). login/ is the only group of most sessions: with it gone
  * first, one rmdir removes the session; counted as the walk would have (one
  * directory visited and removed); when it stays, the walk deals with it. A
- * session of root's leaves that lives on (a tmux server, a nohup'd job)
- * keeps its free leaves for the panes still to come: it goes whole once
- * empty (a later sweep, the watcher), -EBUSY meanwhile. *sfd is closed. */
+ * session of root's leaves that lives on (a tmux server, a nohup'd job, in
+ * login/ or in a leaf) keeps its free leaves for the panes still to come: it
+ * goes whole once empty (a later sweep, the watcher), -EBUSY meanwhile.
+ * *sfd is closed. */
 static int remove_own_session(const AgHierarchy *h, int ufd, int *sfd, const AgSession *s, const AgEvents *events) {
         unsigned budget = AG_SESSION_MAX_DIRS, n = 0;
         bool keep = false;
         int r;
 
         if (*sfd >= 0) {
+                bool leaves = s->leaves > 0 || s->class_leaves;
+
                 if (unlinkat(*sfd, AG_LOGIN_LEAF, AT_REMOVEDIR) == 0) {
                         budget--;
                         n++;
-                }
-                if (s->leaves > 0 || s->class_leaves)
+                } else if (leaves && (errno == EBUSY || errno == ENOTEMPTY))
+                        keep = true;    /* a process lives on in login/: every leaf stays free for it */
+                if (leaves && !keep)
                         keep = remove_root_leaves(h, *sfd, s, &budget, &n, events) > 0;
                 *sfd = safe_close(*sfd);
         }

@@ -260,6 +260,15 @@ else
         skip "tests/host/nomkdir.so is not built"
 fi
 
+echo "# 5g. a session that outlives its login in login/ (a nohup job): every leaf stays free"
+"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "echo \$\$ >$U/ling5.pid; exec sleep 300" \
+        wait-file "$U/ling5.pid" close >"$T/ling5.out" 2>&1
+SL=$(val AUTOGROUP_SESSION "$T/ling5.out"); PL=$(cat "$U/ling5.pid"); track_pid "$PL"
+check_eq "the lingering process sits in login/" "$SL/login" "$(cgof "$PL")"
+check_eq "after close: login/ and leaf-1 .. leaf-6" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 login" \
+        "$(ls "$CPU$SL" | grep -E '^(leaf-|login|class-)' | tr '\n' ' ' | sed 's/ $//')"
+lingering_ends "$PL" "$SL" "once empty, the session goes whole"
+
 echo "# 6. a real client: su -l with the default line, the attack from the login shell"
 if ldd "$AG_MODULE" 2>/dev/null | grep -q libasan; then
         # .ci/sanitize: su is not instrumented and cannot load this module
