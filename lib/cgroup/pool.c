@@ -9,9 +9,11 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "acct.h"
 #include "place.h"
@@ -36,8 +38,40 @@ static void report(const AgEvents *events, const char *place, const char *name, 
         ag_events_removed(events, path, usage);
 }
 
-int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
-                  const AgEvents *events) {
+/* A session of the user's that lives on in a place the user left (their
+ * pool changed). On cgroup v1 the kernel lets a user move any process of
+ * theirs into a group whose cgroup.procs they own, wherever the process is
+ * now (__cgroup1_procs_write checks uids, not the source), so with its
+ * leaves the user could keep putting new work under the old place's policy.
+ * The cgroup.procs of the session and of its groups one level down (root's
+ * leaves) go back to root, at most max_dirs of them; the processes already
+ * there stay. */
+static void disarm_session(int ufd, const char *name, unsigned max_dirs) {
+        _cleanup_close_ int sfd = -1;
+        struct dirent *de;
+        unsigned k = 0;
+        DIR *d;
+
+        if (ag_cg_open(ufd, name, &sfd) < 0)
+                return;
+        (void) fchownat(sfd, "cgroup.procs", 0, 0, AT_SYMLINK_NOFOLLOW);
+        if (ag_opendir_dup(sfd, &d) < 0)
+                return;
+        while ((de = readdir(d)) && k < max_dirs) {
+                char procs[NAME_MAX + sizeof "/cgroup.procs"];
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                k++;
+                if (snprintf(procs, sizeof procs, "%s/cgroup.procs", de->d_name) < (int) sizeof procs)
+                        (void) fchownat(sfd, procs, 0, 0, AT_SYMLINK_NOFOLLOW);
+        }
+        closedir(d);
+}
+
+/* ag_user_sweep; disarm: a session that stays is disarmed (disarm_session) */
+static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, bool disarm,
+                      unsigned max_dirs, const AgEvents *events) {
         _cleanup_close_ int ufd = -1;
         char ugroup[64];
         unsigned count = 0, dirs = 0;
@@ -76,8 +110,11 @@ int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_grou
                 /* A live session keeps its empty leaves: only a session that is
                  * empty as a whole goes, so a user's fresh leaf is never pulled
                  * away between its mkdir and the move into it. */
-                if (ag_cg_subtree_populated(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget) != 0)
+                if (ag_cg_subtree_populated(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget) != 0) {
+                        if (disarm)
+                                disarm_session(ufd, de->d_name, max_dirs);
                         continue;
+                }
                 /* Its CPU time, final now that it is empty, before it goes
                  * (the session's accounting line at its removal). */
                 AgCpuUsage u = { -1, -1, -1 };
@@ -106,6 +143,11 @@ sessions_done:
         return (int) count;
 }
 
+int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
+                  const AgEvents *events) {
+        return user_sweep(rootfd, root, uid, remove_user_group, false, max_dirs, events);
+}
+
 int ag_user_sweep_at(int mfd, const char *root, uid_t uid, const AgEvents *events) {
         _cleanup_close_ int rfd = -1;
         int r;
@@ -127,14 +169,15 @@ static int remove_pool_if_empty(int rfd, const char *dirname, const char *place,
         return 1;
 }
 
-int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, bool remove_user_group,
-                        unsigned max_dirs, const AgEvents *events) {
+/* ag_pool_sweep_place; disarm as user_sweep */
+static int pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, bool remove_user_group,
+                            bool disarm, unsigned max_dirs, const AgEvents *events) {
         _cleanup_close_ int pfd = -1;
         char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1], place[AG_PLACE_MAX];
         int r, n;
 
         if (!pool || !*pool)
-                return ag_user_sweep(rfd, root, uid, remove_user_group, max_dirs, events);
+                return user_sweep(rfd, root, uid, remove_user_group, disarm, max_dirs, events);
 
         r = ag_pool_group_name(pool, name, sizeof name);
         if (r >= 0)
@@ -143,7 +186,7 @@ int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, 
                 r = ag_cg_open_if_exists(rfd, name, &pfd);
         if (r <= 0)
                 return r;
-        n = ag_user_sweep(pfd, place, uid, remove_user_group, max_dirs, events);
+        n = user_sweep(pfd, place, uid, remove_user_group, disarm, max_dirs, events);
         if (n < 0)
                 return n;
         pfd = safe_close(pfd);
@@ -152,6 +195,11 @@ int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, 
         if (remove_user_group && n > 0)
                 n += remove_pool_if_empty(rfd, name, place, events);
         return n;
+}
+
+int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, bool remove_user_group,
+                        unsigned max_dirs, const AgEvents *events) {
+        return pool_sweep_place(rfd, root, pool, uid, remove_user_group, false, max_dirs, events);
 }
 
 /* The pool a rule names (a pool item or a pool:NAME line), or NULL. */
@@ -193,12 +241,12 @@ static void mirror_sweep_place(MirrorSweep *m, const char *pool, uid_t uid) {
 int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, uid_t uid, const char *current,
                                const AgConfig *config, const AgEvents *events) {
         MirrorSweep m = { .h = h, .root = root, .fd = -1 };
-        bool in_pool = current && *current;
+        bool in_pool = current && *current, disarm = h && h->version == 1;
         int total = 0, r;
 
         /* The plain place <root>/user-<uid>, when the user now lives in a pool. */
         if (in_pool) {
-                r = ag_user_sweep(rfd, root, uid, true, AG_SESSION_MAX_DIRS, events);
+                r = user_sweep(rfd, root, uid, true, disarm, AG_SESSION_MAX_DIRS, events);
                 if (r > 0)
                         total += r;
                 mirror_sweep_place(&m, NULL, uid);
@@ -208,7 +256,7 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
 
                 if (!pool || (in_pool && strcmp(pool, current) == 0) || seen_before(config, i, pool))
                         continue;
-                r = ag_pool_sweep_place(rfd, root, pool, uid, true, AG_SESSION_MAX_DIRS, events);
+                r = pool_sweep_place(rfd, root, pool, uid, true, disarm, AG_SESSION_MAX_DIRS, events);
                 if (r > 0)
                         total += r;
                 /* Its mirrors too, whatever the cpu side found: v1 hierarchies

@@ -41,7 +41,10 @@ int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, 
  * config names (each pool of a pool item or pool:NAME line, and <root> itself)
  * except the place `current` (the user's pool, NULL or "" for none), so that a
  * user whose pool changed leaves nothing behind once their old sessions are
- * empty. With h (may be NULL) on cgroup v1 with cpuacct mounted on its own,
+ * empty. On cgroup v1 (h not NULL), a session there that still holds
+ * processes gets the cgroup.procs of its groups back (root's): the kernel
+ * would let the user move their processes into it from anywhere, under the
+ * old place's policy. With h on cgroup v1 with cpuacct mounted on its own,
  * the same places' cpuacct mirrors too (ag_acct_sweep_place). Costs one
  * openat per known pool in each hierarchy; never reads <root>. */
 int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, uid_t uid, const char *current,

@@ -269,6 +269,50 @@ check_eq "after close: login/ and leaf-1 .. leaf-6" "leaf-1 leaf-2 leaf-3 leaf-4
         "$(ls "$CPU$SL" | grep -E '^(leaf-|login|class-)' | tr '\n' ' ' | sed 's/ $//')"
 lingering_ends "$PL" "$SL" "once empty, the session goes whole"
 
+echo "# 5h. the user's pool changed while an old session lives on: the user can no longer move work into it (cgroup v1)"
+"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "echo \$\$ >\"$CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup)/leaf-1/cgroup.procs\"; echo \$\$ >$U/ling6.pid; exec sleep 300" \
+        wait-file "$U/ling6.pid" close >"$T/ling6.out" 2>&1
+SL=$(val AUTOGROUP_SESSION "$T/ling6.out"); PL=$(cat "$U/ling6.pid"); track_pid "$PL"
+check_eq "the old session lives on, its process in leaf-1" "$SL/leaf-1" "$(cgof "$PL")"
+printf '%s\n' "* weight 100" "$UA pool moved" "pool:moved max 50%" >"$CONF"
+"$AGDRV" --pam "$T" agdef "$UA" open env \
+        run-user "sh -c 'echo \$\$ >$CPU$SL/leaf-2/cgroup.procs && echo moved || echo refused' >$U/pull.txt 2>/dev/null" \
+        close >"$T/pull.out" 2>&1
+check "the next login lands in the pool" grep -q "^AUTOGROUP_SESSION=/$ROOT/pool-moved/user-$IA/" "$T/pull.out"
+check_eq "the user's process from the new login cannot be moved into the old session's leaf" refused "$(cat "$U/pull.txt")"
+check_eq "the old session's leaves' cgroup.procs are root's again" "root root" \
+        "$(stat -c %U "$CPU$SL/leaf-1/cgroup.procs" "$CPU$SL/leaf-2/cgroup.procs" | tr '\n' ' ' | sed 's/ $//')"
+check_eq "the process already there stays" "$SL/leaf-1" "$(cgof "$PL")"
+echo "* weight 100" >"$CONF"
+lingering_ends "$PL" "$SL" "once empty, the old session goes whole"
+
+echo "# 5i. the user's own process in a group root made outside the tree (another tool's cap): what v1 gives"
+# cgroup v1 checks uids only (__cgroup1_procs_write), not where the process
+# comes from: with a leaf's cgroup.procs the user can pull any process of
+# theirs into it (SECURITY.md rule 16); cgroup v2 refuses it (section 7)
+# pull.sh MOUNT LINE PID: as the user, from inside a session: the session's
+# leaf-1 (from the line of /proc/self/cgroup matching LINE) takes this shell
+# (a control), then PID; prints "self=<done|refused> pid=<done|refused>"
+cat >"$U/pull.sh" <<'EOS'
+s=$(sed -n "s/^$2//p" /proc/self/cgroup | sed 's|/login$||')
+p="$1$s/leaf-1/cgroup.procs"
+a=refused; b=refused
+(echo $$ >"$p") 2>/dev/null && a=done
+(echo "$3" >"$p") 2>/dev/null && b=done
+echo "self=$a pid=$b"
+EOS
+chmod 644 "$U/pull.sh"
+mkdir "$CG-out"; AG_CGROOTS="$AG_CGROOTS $CG-out"
+setpriv --reuid="$IA" --regid="$(id -g "$UA")" --clear-groups sleep 300 &
+PO=$!; track_pid "$PO"
+echo "$PO" >"$CG-out/cgroup.procs"
+"$AGDRV" --pam "$T" agdef "$UA" open env run-user "sh $U/pull.sh $CPU '[0-9]*:cpu:' $PO >$U/out.txt" \
+        close >"$T/out.out" 2>&1
+check_eq "(v1) the kernel lets the user pull their own process from outside into a leaf" "self=done pid=done" \
+        "$(cat "$U/out.txt")"
+kill "$PO" 2>/dev/null; wait "$PO" 2>/dev/null
+rmdir "$CG-out" 2>/dev/null
+
 echo "# 6. a real client: su -l with the default line, the attack from the login shell"
 if ldd "$AG_MODULE" 2>/dev/null | grep -q libasan; then
         # .ci/sanitize: su is not instrumented and cannot load this module
@@ -321,6 +365,18 @@ if [ -f "$UNIFIED/cgroup.procs" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs
         done
         check_eq "(v2) the root caller runs on" S "$(val caller_state "$U/v2.att")"
         check "(v2) close moved the caller out and removed the session" test ! -e "$UNIFIED$S"
+        # the user's own process in a group root made outside the session
+        mkdir -p "$UNIFIED/$ROOT/outside"
+        setpriv --reuid="$IA" --regid="$(id -g "$UA")" --clear-groups sleep 300 &
+        PO=$!; track_pid "$PO"
+        echo "$PO" >"$UNIFIED/$ROOT/outside/cgroup.procs"
+        "$AGDRV" --lib "$UNIFIED" "$ROOT" "$UA" open env run-user "sh $U/pull.sh $UNIFIED 0:: $PO >$U/out2.txt" \
+                close >"$T/out2.out" 2>&1
+        check_eq "(v2) the user cannot pull their own process from outside the session into a leaf" \
+                "self=done pid=refused" "$(cat "$U/out2.txt")"
+        check_eq "(v2) it stays where root put it" "/$ROOT/outside" "$(sed -n 's/^0:://p' "/proc/$PO/cgroup")"
+        kill "$PO" 2>/dev/null; wait "$PO" 2>/dev/null
+        rmdir "$UNIFIED/$ROOT/outside" 2>/dev/null
 else
         skip "no cgroup2 mount at $UNIFIED"
 fi
