@@ -73,9 +73,72 @@ write_services() { # write_services MODULE-OPTIONS...
         printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$*" >"$T/module"
 }
 
+# sshd_start SVC USER [SSHD_CONFIG_LINE...]: a copy of the system's sshd,
+# started under the name SVC (sshd names its PAM service after argv[0]) on
+# 127.0.0.1, in a private mount namespace whose /etc/pam.d is $T/pamd, a copy
+# of the host's (the host's files stay untouched; the caller writes
+# $T/pamd/SVC), for the throw-away USER (home $T/home) and a key pair made for
+# it. Sets PORT, SSHD_PID (the listening sshd itself: bash execs unshare in
+# the background child, unshare execs sh, sh execs sshd) and SSHOPT, the
+# client's options but the port; bench_cleanup stops it.
+SSHD_BIN=/usr/sbin/sshd
+SSHD_PID=""
+sshd_start() {
+        local svc=$1 user=$2 g
+        shift 2
+        mkdir -m 755 "$T/pamd"
+        cp -a /etc/pam.d/. "$T/pamd/"
+        PORT=$((20000 + ($$ + 4111) % 20000))
+        for _ in $(seq 20); do
+                ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . || break
+                PORT=$((PORT + 1))
+        done
+        ssh-keygen -q -t ed25519 -N '' -C "host-$TAG" -f "$T/host_key" >/dev/null || die "ssh-keygen"
+        ssh-keygen -q -t ed25519 -N '' -C "client-$TAG" -f "$T/id" >/dev/null || die "ssh-keygen"
+        g=$(id -g "$user")
+        install -d -m 755 -o "$user" -g "$g" "$T/home"
+        install -d -m 700 -o "$user" -g "$g" "$T/home/.ssh"
+        install -m 600 -o "$user" -g "$g" "$T/id.pub" "$T/home/.ssh/authorized_keys"
+        {
+                cat <<EOF
+ListenAddress 127.0.0.1
+Port $PORT
+HostKey $T/host_key
+PidFile $T/sshd.pid
+UsePAM yes
+PubkeyAuthentication yes
+AuthorizedKeysFile .ssh/authorized_keys
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin no
+AllowUsers $user
+X11Forwarding no
+PrintMotd no
+PrintLastLog no
+StrictModes no
+LogLevel ERROR
+EOF
+                [ $# -eq 0 ] || printf '%s\n' "$@"
+        } >"$T/sshd_config"
+        ln -s "$SSHD_BIN" "$T/$svc"
+        mkdir -p /run/sshd
+        unshare -m --propagation private sh -c \
+                "mount --bind '$T/pamd' /etc/pam.d && exec '$T/$svc' -D -e -f '$T/sshd_config'" >"$T/sshd.log" 2>&1 &
+        SSHD_PID=$!
+        for _ in $(seq 200); do ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . && break; sleep 0.05; done
+        ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . || die "sshd did not start: $(cat "$T/sshd.log")"
+        [ "$(readlink "/proc/$SSHD_PID/exe")" = "$(readlink -f "$SSHD_BIN")" ] ||
+                die "pid $SSHD_PID is not the listening sshd ($(readlink "/proc/$SSHD_PID/exe"))"
+        ss -Hltnp "sport = :$PORT" 2>/dev/null | grep -q "pid=$SSHD_PID," ||
+                die "pid $SSHD_PID does not listen on $PORT: $(ss -Hltnp "sport = :$PORT")"
+        SSHOPT=(-F /dev/null -i "$T/id" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no
+                -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=30)
+}
+
 bench_cleanup() {
         local p u f c
         trap - EXIT INT TERM
+        [ -n "$SSHD_PID" ] && kill "$SSHD_PID" 2>/dev/null && wait "$SSHD_PID" 2>/dev/null
         for p in $B_PIDS; do kill -KILL "$p" 2>/dev/null; done
         for f in "$U"/*.pids; do [ -f "$f" ] && kill_pidfile "$f"; done
         for u in $B_USERS; do pkill -KILL -u "$u" 2>/dev/null; done
