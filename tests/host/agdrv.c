@@ -40,6 +40,7 @@
 #include "cgroup.h"
 #include "policy.h"
 #include "session.h"
+#include "util.h"
 
 static int conv(int n, const struct pam_message **msg, struct pam_response **resp, void *data) {
         (void) msg;
