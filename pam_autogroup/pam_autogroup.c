@@ -292,10 +292,9 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
                 closed_slice(pamh, &ctl, ev.user, p.logind_session, r);
         else if (l->state == AG_LOGIN_GROUPED) {
                 ret = closed_session(&ev, l, &end, r);
-                /* A caller whose origin is unknown stayed in the session: a
-                 * watcher forked from it would sit there too and keep it busy.
-                 * The next sweep or gc removes such a session. */
-                if (end.lingering && l->session->origin)
+                /* also when the caller stayed in the session (its origin
+                 * unknown or gone): the watcher leaves it first */
+                if (end.lingering)
                         watch_start(pamh, &ctl, ev.user, ev.uid, l);
         }
         ag_audit_done(&ev.audit);

@@ -224,6 +224,21 @@ static void watch_drop_caller_ids(void) {
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
+/* A caller that stays in its session at close (where it came from is not
+ * known, or gone) forks the watcher there, and a session that holds its own
+ * watcher is never empty: the watcher leaves for the hierarchy's root. It is
+ * root's own process, with every id 0 and not dumpable: no user can reach it
+ * there. */
+static void watch_leave_session(const AgLogin *l) {
+        _cleanup_free_ char *cur = NULL;
+        _cleanup_close_ int mfd = -1;
+
+        if (ag_cg_pid_path(l->hierarchy, 0, &cur) < 0 || !ag_cg_path_is_below(cur, l->session->path))
+                return;
+        if (ag_hierarchy_open(l->hierarchy, &mfd) >= 0)
+                (void) ag_cg_attach(mfd, getpid());
+}
+
 /* The watcher: nothing of the caller's (its ids, its syslog socket, closed
  * before the fds it uses go; signal handlers and mask; open files; working
  * directory), then the wait, the removal, the report. Never returns. */
@@ -255,6 +270,7 @@ static _Noreturn void watch_run(const AgLogin *l, unsigned timeout_ms, const AgE
         }
         (void) chdir("/");
         (void) prctl(PR_SET_NAME, "pam_autogroup", 0, 0, 0);
+        watch_leave_session(l);
 
         r = ag_session_wait_empty(l->hierarchy, s, timeout_ms);
         if (r == 0) {
