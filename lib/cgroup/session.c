@@ -616,8 +616,13 @@ static int remove_own_session(const AgHierarchy *h, int ufd, int *sfd, const AgS
                 if (unlinkat(*sfd, AG_LOGIN_LEAF, AT_REMOVEDIR) == 0) {
                         budget--;
                         n++;
-                } else if (leaves && (errno == EBUSY || errno == ENOTEMPTY))
-                        keep = true;    /* a process lives on in login/: every leaf stays free for it */
+                } else if (leaves && errno == EBUSY) {
+                        /* a process lives on in login/ (rather than groups
+                         * below it): every leaf stays free for it */
+                        unsigned look = AG_SESSION_MAX_DIRS;
+
+                        keep = ag_cg_subtree_populated(*sfd, AG_LOGIN_LEAF, AG_SESSION_MAX_DEPTH, &look) > 0;
+                }
                 if (leaves && !keep)
                         keep = remove_root_leaves(h, *sfd, s, &budget, &n, events) > 0;
                 *sfd = safe_close(*sfd);
