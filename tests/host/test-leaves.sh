@@ -200,7 +200,7 @@ lingering_sh ling "\"$HELPER\" --root $ROOT enter --pid \$\$"
 SL=$(val AUTOGROUP_SESSION "$T/ling.out"); PL=$(cat "$U/ling.pid"); track_pid "$PL"
 check_eq "the lingering process sits in leaf-1" "$SL/leaf-1" "$(cgof "$PL")"
 check_eq "after close: the session keeps leaf-1 .. leaf-6 (login/ went)" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6" \
-        "$(ls "$CPU$SL" | grep -E '^(leaf-|login|class-)' | tr '\n' ' ' | sed 's/ $//')"
+        "$(nleaves <(ls "$CPU$SL"))"
 touch "$U/ling.go"; wait_for "$U/ling.done" done
 check_eq "a new pane of it still finds a free leaf" "$SL/leaf-2" "$(cat "$U/ling.pane")"
 lingering_ends "$PL" "$SL" "once empty, the session goes whole (the next login's sweep, or the close watcher)"
@@ -217,7 +217,7 @@ EOS
 SL=$(val AUTOGROUP_SESSION "$T/ling3.out"); PL=$(cat "$U/ling3.pid"); track_pid "$PL"
 check_eq "the lingering process sits in leaf-3" "$SL/leaf-3" "$(cgof "$PL")"
 check_eq "after close: the session has leaf-1 .. leaf-6 again (login/ went)" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6" \
-        "$(ls "$CPU$SL" | grep -E '^(leaf-|login|class-)' | tr '\n' ' ' | sed 's/ $//')"
+        "$(nleaves <(ls "$CPU$SL"))"
 check_eq "leaf-1 and leaf-2 made again: root's, mode 755, their cgroup.procs the user's, cpu.shares root's" \
         "root 755 $UA root root 755 $UA root" \
         "$(for l in leaf-1 leaf-2; do stat -c '%U %a' "$CPU$SL/$l"; stat -c %U "$CPU$SL/$l/cgroup.procs" "$CPU$SL/$l/cpu.shares"; done | tr '\n' ' ' | sed 's/ $//')"
@@ -250,7 +250,7 @@ echo \$\$ >\"$CPU\$d/leaf-3/cgroup.procs\""
         check "the login closed (PAM_SUCCESS)" grep -q '^close=PAM_SUCCESS' "$T/ling4.out"
         check_eq "the lingering process sits in leaf-3" "$SL/leaf-3" "$(cgof "$PL")"
         check_eq "after close: leaf-2 .. leaf-6 (leaf-1 refused)" "leaf-2 leaf-3 leaf-4 leaf-5 leaf-6" \
-                "$(ls "$CPU$SL" | grep -E '^(leaf-|login|class-)' | tr '\n' ' ' | sed 's/ $//')"
+                "$(nleaves <(ls "$CPU$SL"))"
         log_has "one line says a free leaf could not be made again" \
                 "$SL still holds processes, left for a later sweep; a free leaf removed at close could not be made again \(No space left on device\)"
         touch "$U/ling4.go"; wait_for "$U/ling4.done" done
@@ -266,7 +266,7 @@ echo "# 5g. a session that outlives its login in login/ (a nohup job): every lea
 SL=$(val AUTOGROUP_SESSION "$T/ling5.out"); PL=$(cat "$U/ling5.pid"); track_pid "$PL"
 check_eq "the lingering process sits in login/" "$SL/login" "$(cgof "$PL")"
 check_eq "after close: login/ and leaf-1 .. leaf-6" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 login" \
-        "$(ls "$CPU$SL" | grep -E '^(leaf-|login|class-)' | tr '\n' ' ' | sed 's/ $//')"
+        "$(nleaves <(ls "$CPU$SL"))"
 lingering_ends "$PL" "$SL" "once empty, the session goes whole"
 
 echo "# 5h. the user's pool changed while an old session lives on: the user can no longer move work into it (cgroup v1)"
@@ -302,10 +302,14 @@ a=refused; b=refused
 echo "self=$a pid=$b"
 EOS
 chmod 644 "$U/pull.sh"
+# outside_sleeper DIR: a process of A's that root puts in the group DIR (PO)
+outside_sleeper() {
+        setpriv --reuid="$IA" --regid="$(id -g "$UA")" --clear-groups sleep 300 &
+        PO=$!; track_pid "$PO"
+        echo "$PO" >"$1/cgroup.procs"
+}
 mkdir "$CG-out"; AG_CGROOTS="$AG_CGROOTS $CG-out"
-setpriv --reuid="$IA" --regid="$(id -g "$UA")" --clear-groups sleep 300 &
-PO=$!; track_pid "$PO"
-echo "$PO" >"$CG-out/cgroup.procs"
+outside_sleeper "$CG-out"
 "$AGDRV" --pam "$T" agdef "$UA" open env run-user "sh $U/pull.sh $CPU '[0-9]*:cpu:' $PO >$U/out.txt" \
         close >"$T/out.out" 2>&1
 check_eq "(v1) the kernel lets the user pull their own process from outside into a leaf" "self=done pid=done" \
@@ -367,9 +371,7 @@ if [ -f "$UNIFIED/cgroup.procs" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs
         check "(v2) close moved the caller out and removed the session" test ! -e "$UNIFIED$S"
         # the user's own process in a group root made outside the session
         mkdir -p "$UNIFIED/$ROOT/outside"
-        setpriv --reuid="$IA" --regid="$(id -g "$UA")" --clear-groups sleep 300 &
-        PO=$!; track_pid "$PO"
-        echo "$PO" >"$UNIFIED/$ROOT/outside/cgroup.procs"
+        outside_sleeper "$UNIFIED/$ROOT/outside"
         "$AGDRV" --lib "$UNIFIED" "$ROOT" "$UA" open env run-user "sh $U/pull.sh $UNIFIED 0:: $PO >$U/out2.txt" \
                 close >"$T/out2.out" 2>&1
         check_eq "(v2) the user cannot pull their own process from outside the session into a leaf" \
