@@ -54,6 +54,7 @@ enum {
         OPT_LATENCY,
         OPT_WEIGHT,
         OPT_IDLE,
+        OPT_STRICT,
 };
 
 typedef struct VerbOption {
@@ -111,6 +112,11 @@ static const VerbOption metrics_options[] = {
         {}
 };
 
+static const VerbOption check_options[] = {
+        { "strict", no_argument, OPT_STRICT, NULL, "exit 3 when there were warnings (and no error)" },
+        {}
+};
+
 static const VerbOption explain_options[] = {
         { "conf", required_argument, OPT_CONF, "FILE", "the configuration (default: every conf= of the module's lines)" },
         {}
@@ -153,7 +159,7 @@ static const Verb verbs[] = {
         { .name = "metrics", .run = verb_metrics, .options = metrics_options,
           .help = "the same per user group and pool as Prometheus text\n"
                   "(for node_exporter's textfile collector)" },
-        { .name = "check", .run = verb_check, .max_args = 1, .args = "[FILE]",
+        { .name = "check", .run = verb_check, .max_args = 1, .args = "[FILE]", .options = check_options,
           .help = "validate the configuration and its drop-ins\n"
                   "(default: every conf= of the module's lines)" },
         { .name = "explain", .run = verb_explain, .min_args = 1, .max_args = 1, .args = "USER",
@@ -318,6 +324,9 @@ static int apply_option(Args *a, int key, const char *v) {
                 break;
         case OPT_LEAF:
                 a->leaf = v;
+                break;
+        case OPT_STRICT:
+                a->strict = true;
                 break;
         default:
                 return apply_run_option(a, key, v);

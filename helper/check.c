@@ -15,6 +15,7 @@
 #include "status.h"
 #include "systemd.h"
 #include "latency.h"
+#include "lint.h"
 #include "util.h"
 
 void ag_config_error_print(FILE *out, const char *prefix, const char *file, unsigned line, const char *message,
@@ -27,12 +28,115 @@ void ag_config_error_print(FILE *out, const char *prefix, const char *file, unsi
                 fprintf(out, "%s%s\n", prefix, message);
 }
 
-static void print_error(void *userdata, const char *file, unsigned line, const char *message) {
-        ag_config_error_print(userdata, "", file, line, message, "");
+/* ---- check's messages: at most AG_CHECK_SHOWN_MAX errors and as many
+ * warnings of one file in a row, then how many more there were */
+
+#define MSG_NUL "invalid character (NUL)"      /* lib/config/config-parse.c's */
+
+static void report_flush(AgCheckReport *rep) {
+        if (!rep->file)
+                return;
+        if (rep->hidden[0] > 0)
+                fprintf(rep->out, "%s: %u more error%s not shown\n", rep->file, rep->hidden[0],
+                        rep->hidden[0] == 1 ? "" : "s");
+        if (rep->hidden[1] > 0)
+                fprintf(rep->out, "%s: %u more warning%s not shown\n", rep->file, rep->hidden[1],
+                        rep->hidden[1] == 1 ? "" : "s");
+        if (rep->nul_lines > 0)
+                fprintf(rep->out, "%s: %u line%s hold%s NUL bytes: a binary file, not a configuration\n", rep->file,
+                        rep->nul_lines, rep->nul_lines == 1 ? "" : "s", rep->nul_lines == 1 ? "s" : "");
+        free(rep->file);
+        rep->file = NULL;
+        rep->shown[0] = rep->shown[1] = rep->hidden[0] = rep->hidden[1] = rep->nul_lines = 0;
 }
 
-int ag_check_config(const char *path, FILE *out, AgConfig **ret) {
-        return ag_config_load(path, 0, print_error, out, ret);
+void ag_check_report_done(AgCheckReport *rep) {
+        report_flush(rep);
+}
+
+/* One message (warning: 0 an error, 1 a warning) of file (NULL: none). */
+static void report(AgCheckReport *rep, int warning, const char *file, unsigned line, const char *message) {
+        if (!file || !rep->file || strcmp(file, rep->file) != 0) {
+                report_flush(rep);
+                rep->file = file ? strdup(file) : NULL;        /* NULL (no memory): no bound for it */
+        }
+        if (warning && rep->warnings < UINT_MAX)
+                rep->warnings++;
+        if (!warning && line > 0 && strcmp(message, MSG_NUL) == 0)
+                rep->nul_lines++;
+        if (rep->file && rep->shown[warning] >= AG_CHECK_SHOWN_MAX) {
+                rep->hidden[warning]++;
+                return;
+        }
+        rep->shown[warning]++;
+        ag_config_error_print(rep->out, warning ? "warning: " : "", file, line, message, "");
+}
+
+static void report_error(void *userdata, const char *file, unsigned line, const char *message) {
+        report(userdata, 0, file, line, message);
+}
+
+void ag_check_report_warning(void *userdata, const char *file, unsigned line, const char *message) {
+        report(userdata, 1, file, line, message);
+}
+
+int ag_check_config(const char *path, AgCheckReport *rep, AgConfig **ret) {
+        int r = ag_config_load(path, 0, report_error, rep, ret);
+
+        report_flush(rep);
+        return r;
+}
+
+/* The name service's answer for a user or group name: 1 known, 0 unknown
+ * (an answer without an entry), -errno when it could not answer (glibc
+ * returns the error of an unavailable source, ENOENT included). */
+static int nss_lookup(void *userdata, AgDomainKind kind, const char *name) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 4096;
+        int r;
+
+        (void) userdata;
+        for (;;) {
+                char *b = realloc(buf, size);
+                void *res = NULL;
+
+                if (!b)
+                        return -ENOMEM;
+                buf = b;
+                if (kind == AG_DOMAIN_USER) {
+                        struct passwd pw;
+                        r = getpwnam_r(name, &pw, buf, size, (struct passwd **) &res);
+                } else {
+                        struct group gr;
+                        r = getgrnam_r(name, &gr, buf, size, (struct group **) &res);
+                }
+                if (r == ERANGE && size < AG_CHECK_NSS_BUF_MAX) {
+                        size *= 2;
+                        continue;
+                }
+                if (r > 0)
+                        return r == ENOMEM ? -EIO : -r;        /* -ENOMEM would end the check */
+                if (r < 0)
+                        return -EIO;
+                return res != NULL;
+        }
+}
+
+int ag_check_lint(const AgConfig *config, AgCheckReport *rep) {
+        int r = ag_config_lint(config, nss_lookup, NULL, ag_check_report_warning, rep);
+
+        report_flush(rep);
+        return r;
+}
+
+int ag_check_pam_stacks(const AgPamConf *c, const AgPamHostFacts *facts, AgCheckReport *rep) {
+        int r;
+
+        if (!c)
+                return 0;
+        r = ag_pamconf_check_stacks(c, facts, ag_check_report_warning, rep);
+        report_flush(rep);
+        return r;
 }
 
 int ag_check_print_pam_lines(const AgPamConf *c, const char *default_conf, FILE *out) {

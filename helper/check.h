@@ -11,10 +11,38 @@
 #include "pamconf.h"
 #include "policy.h"
 
+/* The exit status of "check --strict" when there were warnings and no error. */
+#define AG_EXIT_WARNINGS 3
+/* Messages of one kind (errors, warnings) printed for one file in a row;
+ * then "FILE: N more errors not shown". */
+#define AG_CHECK_SHOWN_MAX 50
+/* The largest buffer a name look-up is given. */
+#define AG_CHECK_NSS_BUF_MAX (1024 * 1024)
+
+/* Where check's errors and warnings go, and what it has counted. */
+typedef struct AgCheckReport {
+        FILE *out;
+        char *file;                    /* the file of the last message */
+        unsigned shown[2], hidden[2];  /* its errors [0] and warnings [1], printed and not */
+        unsigned nul_lines;            /* its lines with a NUL byte (a binary file) */
+        unsigned warnings;             /* every warning so far */
+} AgCheckReport;
+
 /* Loads path (and its drop-ins), printing every error as "file:line: message"
- * ("file: message" for errors about a whole file) to out. Returns the number
+ * ("file: message" for errors about a whole file). Returns the number
  * of errors (>= 0) and the config in *ret, or -ENOMEM. */
-int ag_check_config(const char *path, FILE *out, AgConfig **ret);
+int ag_check_config(const char *path, AgCheckReport *rep, AgConfig **ret);
+/* The lines of config that parse but change the policy silently
+ * (lib/config/lint.h; names through NSS), each as "warning: file:line: message".
+ * Returns how many, or -ENOMEM. */
+int ag_check_lint(const AgConfig *config, AgCheckReport *rep);
+/* The problems of the PAM stacks (ag_pamconf_check_stacks()) as warnings. */
+int ag_check_pam_stacks(const AgPamConf *c, const AgPamHostFacts *facts, AgCheckReport *rep);
+/* A warning of check's own ("warning: file:line: message"), counted; an
+ * ag_error_fn. */
+void ag_check_report_warning(void *userdata, const char *file, unsigned line, const char *message);
+/* Prints what was left unsaid of the last file; frees what rep holds. */
+void ag_check_report_done(AgCheckReport *rep);
 
 /* Prints every module line of c (none when c is NULL or has none): a
  * heading, then "  FILE:LINE (services: a, b): OPTIONS" a line, with the

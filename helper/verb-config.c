@@ -15,6 +15,7 @@
 
 #include "admin-pam.h"
 #include "check.h"
+#include "systemd.h"
 #include "util.h"
 #include "verbs.h"
 
@@ -27,22 +28,45 @@ static bool config_missing(const char *path) {
         return access(path, F_OK) < 0 && errno == ENOENT;
 }
 
-static int check_one(const Args *a, const char *path) {
+/* A FILE named on the command line that does not exist, and no drop-in
+ * directory beside it either: a mistyped name, an error. */
+static bool named_file_missing(const char *path) {
+        _cleanup_free_ char *dir = NULL;
+
+        return config_missing(path) && ag_config_dropin_dir(path, &dir) >= 0 && config_missing(dir);
+}
+
+/* One config file and its drop-ins: errors, then warnings (counted in
+ * rep), then "FILE: OK, N rules" or "FILE: N errors". named: FILE came
+ * from the command line. 0, or EXIT_FAILURE when there were errors. */
+static int check_one(const Args *a, const char *path, bool named, AgCheckReport *rep) {
         AgConfig *config = NULL;
         AgHierarchy *h = NULL;
-        int r;
+        unsigned before = rep->warnings;
+        int r, w;
+        bool missing = false;
 
-        if (config_missing(path))
+        if (named && named_file_missing(path)) {
+                printf("%s: does not exist\n", path);
+                missing = true;
+        } else if (config_missing(path))
                 printf("%s: %s\n", path, CONFIG_MISSING);
-        r = ag_check_config(path, stdout, &config);
-        if (r < 0) {
-                fprintf(stderr, "autogroup check: %s\n", strerror(-r));
+        r = ag_check_config(path, rep, &config);
+        w = r >= 0 ? ag_check_lint(config, rep) : 0;
+        if (r < 0 || w < 0) {
+                ag_config_free(config);
+                fprintf(stderr, "autogroup check: %s\n", strerror(-(r < 0 ? r : w)));
                 return EXIT_FAILURE;
         }
+        r += missing;
+        w = (int) (rep->warnings - before);
         if (r == 0)
-                printf("%s: OK, %zu rule%s\n", path, config->n_rules, config->n_rules == 1 ? "" : "s");
+                printf("%s: OK, %zu rule%s", path, config->n_rules, config->n_rules == 1 ? "" : "s");
         else
-                printf("%s: %d error%s\n", path, r, r == 1 ? "" : "s");
+                printf("%s: %d error%s", path, r, r == 1 ? "" : "s");
+        if (w > 0)
+                printf(", %d warning%s", w, w == 1 ? "" : "s");
+        putchar('\n');
         /* systemd mode: what systemd has now, and where its own settings beat a rule */
         if (find_hierarchy(a, &h) >= 0 && h && auto_is_systemd(h))
                 ag_check_systemd(config, h, stdout);
@@ -51,20 +75,46 @@ static int check_one(const Args *a, const char *path) {
         return r == 0 ? 0 : EXIT_FAILURE;
 }
 
-/* check without FILE: the module's lines (their options too) and every
- * conf= they name, or the default. */
+/* The exit status: errors first, then (--strict) warnings. */
+static int check_status(const Args *a, int ret, const AgCheckReport *rep) {
+        if (ret == 0 && a->strict && rep->warnings > 0)
+                ret = AG_EXIT_WARNINGS;
+        return fflush(stdout) == 0 || ret != 0 ? ret : EXIT_FAILURE;
+}
+
+/* The host facts the order of a stack depends on: booted with systemd, and
+ * the cpu controller on cgroup v1 (where mode=auto is the cgroupfs mode). */
+static AgPamHostFacts host_facts(const Args *a) {
+        AgPamHostFacts f = { .systemd_booted = ag_systemd_booted(NULL) };
+        AgHierarchy *h = NULL;
+
+        if (find_hierarchy(a, &h) >= 0 && h)
+                f.cpu_v1 = h->version == 1;
+        ag_hierarchy_free(h);
+        return f;
+}
+
+/* check without FILE: the module's lines (their options too), the
+ * problems of their stacks, and every conf= they name, or the default. */
 int verb_check(const Args *a) {
+        AgCheckReport rep = { .out = stdout };
         AgTargets t;
         int ret = 0;
 
-        if (a->argc == 1)
-                return check_one(a, a->argv[0]);
+        if (a->argc == 1) {
+                ret = check_one(a, a->argv[0], true, &rep);
+                ag_check_report_done(&rep);
+                return check_status(a, ret, &rep);
+        }
         if (ag_targets_from_pam(a->pam_dir, true, AG_DEFAULT_CONF, stdout, &t) < 0) {
                 fprintf(stderr, "autogroup check: out of memory\n");
                 return EXIT_FAILURE;
         }
-        if (ag_check_print_pam_lines(t.pam, AG_DEFAULT_CONF, stdout) < 0) {
+        AgPamHostFacts facts = host_facts(a);
+        if (ag_check_print_pam_lines(t.pam, AG_DEFAULT_CONF, stdout) < 0 ||
+            ag_check_pam_stacks(t.pam, &facts, &rep) < 0) {
                 ag_targets_done(&t);
+                ag_check_report_done(&rep);
                 fprintf(stderr, "autogroup check: out of memory\n");
                 return EXIT_FAILURE;
         }
@@ -75,11 +125,12 @@ int verb_check(const Args *a) {
         }
         for (size_t i = 0; i < t.n; i++) {
                 ag_target_print_source(&t, &t.v[i], "conf", a->pam_dir, stdout);
-                if (check_one(a, t.v[i].value) != 0)
+                if (check_one(a, t.v[i].value, false, &rep) != 0)
                         ret = EXIT_FAILURE;
         }
         ag_targets_done(&t);
-        return ret;
+        ag_check_report_done(&rep);
+        return check_status(a, ret, &rep);
 }
 
 /* ---- explain ---- */

@@ -38,6 +38,14 @@ static void report_errno(ag_error_fn error, void *userdata, const char *file, co
         ag_config_report(error, userdata, file, 0, text, n_errors);
 }
 
+/* "not a regular file", and what it is instead */
+static const char *not_regular(mode_t mode) {
+        return S_ISDIR(mode) ? MSG_NOT_REGULAR " (a directory)" :
+               S_ISCHR(mode) || S_ISBLK(mode) ? MSG_NOT_REGULAR " (a device)" :
+               S_ISFIFO(mode) ? MSG_NOT_REGULAR " (a FIFO)" :
+               S_ISSOCK(mode) ? MSG_NOT_REGULAR " (a socket)" : MSG_NOT_REGULAR;
+}
+
 /* SECURITY.md rule 4: refuse what someone other than root could have written. */
 static const char *check_safe(const struct stat *st) {
         if (st->st_uid != 0)
@@ -64,7 +72,7 @@ static int load_fd(AgConfig *config, int fd, const char *path, unsigned flags,
                 return 0;
         }
         if (!S_ISREG(st.st_mode)) {
-                ag_config_report(error, userdata, path, 0, MSG_NOT_REGULAR, n_errors);
+                ag_config_report(error, userdata, path, 0, not_regular(st.st_mode), n_errors);
                 return 0;
         }
         if (!(flags & AG_CONFIG_TRUST_ANY_OWNER)) {

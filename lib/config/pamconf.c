@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,9 @@
 #include "util.h"
 
 #define MAX_WORDS 64
+#define SYSTEMD_MODULE_NAME "pam_systemd.so"
+/* services named in one warning of the stacks */
+#define SERVICES_NAMED_MAX 6
 
 typedef struct FileId {
         dev_t dev;
@@ -45,6 +49,11 @@ typedef struct Walk {
         unsigned opened_total;         /* files opened over the whole scan */
         /* (dev, ino) of each line's file, parallel to c->lines */
         FileId *line_ids;
+        /* the same for c->systemd_lines */
+        FileId *systemd_ids;
+        /* the current service's session stack */
+        AgPamStack cur;
+        bool stack_has_module;
 } Walk;
 
 static void warnf(Walk *w, const char *file, unsigned line, const char *fmt, ...)
@@ -80,12 +89,24 @@ static void line_free(AgPamLine *l) {
         free(l->services);
 }
 
+static void stack_done(AgPamStack *s) {
+        free(s->service);
+        free(s->entries);
+        *s = (AgPamStack) {};
+}
+
 AgPamConf *ag_pamconf_free(AgPamConf *c) {
         if (!c)
                 return NULL;
         for (size_t i = 0; i < c->n_lines; i++)
                 line_free(&c->lines[i]);
         free(c->lines);
+        for (size_t i = 0; i < c->n_systemd_lines; i++)
+                free(c->systemd_lines[i].file);
+        free(c->systemd_lines);
+        for (size_t i = 0; i < c->n_stacks; i++)
+                stack_done(&c->stacks[i]);
+        free(c->stacks);
         free(c->dir);
         free(c);
         return NULL;
@@ -187,10 +208,50 @@ static int split_words(char *s, char **words, int max) {
         }
 }
 
-static bool is_module(const char *path) {
+static bool is_named(const char *path, const char *name) {
         const char *b = strrchr(path, '/');
 
-        return strcmp(b ? b + 1 : path, AG_PAM_MODULE_NAME) == 0;
+        return strcmp(b ? b + 1 : path, name) == 0;
+}
+
+/* Appends an entry to the current service's stack. */
+static int stack_push(Walk *w, bool systemd, size_t index) {
+        AgPamStackEntry *v;
+
+        v = realloc(w->cur.entries, (w->cur.n_entries + 1) * sizeof *v);
+        if (!v)
+                return -ENOMEM;
+        w->cur.entries = v;
+        v[w->cur.n_entries++] = (AgPamStackEntry) { .systemd = systemd, .index = index };
+        w->stack_has_module |= !systemd;
+        return 0;
+}
+
+/* A session line of pam_systemd.so: kept once, and in the stack. */
+static int record_systemd(Walk *w, const char *file, const FileId *id, unsigned lineno) {
+        AgPamConf *c = w->c;
+        AgPamRef *v;
+        FileId *ids;
+        size_t i;
+
+        for (i = 0; i < c->n_systemd_lines; i++)
+                if (w->systemd_ids[i].dev == id->dev && w->systemd_ids[i].ino == id->ino &&
+                    c->systemd_lines[i].line == lineno)
+                        return stack_push(w, true, i);
+        v = realloc(c->systemd_lines, (i + 1) * sizeof *v);
+        if (!v)
+                return -ENOMEM;
+        c->systemd_lines = v;
+        ids = realloc(w->systemd_ids, (i + 1) * sizeof *ids);
+        if (!ids)
+                return -ENOMEM;
+        w->systemd_ids = ids;
+        v[i] = (AgPamRef) { .file = strdup(file), .line = lineno };
+        if (!v[i].file)
+                return -ENOMEM;
+        ids[i] = *id;
+        c->n_systemd_lines++;
+        return stack_push(w, true, i);
 }
 
 static int add_service(AgPamLine *l, const char *service) {
@@ -218,8 +279,10 @@ static int record_line(Walk *w, const char *file, const FileId *id, unsigned lin
         int r;
 
         for (size_t i = 0; i < c->n_lines; i++)
-                if (w->line_ids[i].dev == id->dev && w->line_ids[i].ino == id->ino && c->lines[i].line == lineno)
-                        return add_service(&c->lines[i], w->service);
+                if (w->line_ids[i].dev == id->dev && w->line_ids[i].ino == id->ino && c->lines[i].line == lineno) {
+                        r = stack_push(w, false, i);
+                        return r < 0 ? r : add_service(&c->lines[i], w->service);
+                }
 
         l = realloc(c->lines, (c->n_lines + 1) * sizeof *l);
         if (!l)
@@ -236,6 +299,8 @@ static int record_line(Walk *w, const char *file, const FileId *id, unsigned lin
         ids[c->n_lines] = *id;
         c->n_lines++;
         r = ag_pamconf_parse_options(l, argc, argv, w->warn, w->userdata);
+        if (r >= 0)
+                r = stack_push(w, false, c->n_lines - 1);
         if (r < 0)
                 return r;
         return add_service(l, w->service);
@@ -307,7 +372,13 @@ static int walk_text(Walk *w, const char *path, const FileId *id, char *text) {
                                 return r;
                         continue;
                 }
-                if (!is_module(words[2]))
+                if (is_named(words[2], SYSTEMD_MODULE_NAME)) {
+                        r = record_systemd(w, path, id, first);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (!is_named(words[2], AG_PAM_MODULE_NAME))
                         continue;
                 r = record_line(w, path, id, first, n - 3, words + 3);
                 if (r < 0)
@@ -401,6 +472,28 @@ static bool service_name_ok(const char *name) {
         return true;
 }
 
+/* The current service's stack into c->stacks when it reaches a module
+ * line; dropped otherwise. */
+static int stack_keep(Walk *w) {
+        AgPamConf *c = w->c;
+        AgPamStack *v;
+
+        if (!w->stack_has_module) {
+                stack_done(&w->cur);
+                return 0;
+        }
+        v = realloc(c->stacks, (c->n_stacks + 1) * sizeof *v);
+        if (!v)
+                return -ENOMEM;
+        c->stacks = v;
+        w->cur.service = strdup(w->service);
+        if (!w->cur.service)
+                return -ENOMEM;
+        v[c->n_stacks++] = w->cur;
+        w->cur = (AgPamStack) {};
+        return 0;
+}
+
 static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
@@ -454,13 +547,18 @@ int ag_pamconf_scan(const char *dir, ag_pamconf_warn_fn warn, void *userdata, Ag
                 w.service = names[i];
                 w.depth = 0;
                 w.opened = 0;
+                w.stack_has_module = false;
                 r = walk_file(&w, path, NULL, 0);
+                if (r >= 0)
+                        r = stack_keep(&w);
         }
 finish:
         for (size_t i = 0; i < n_names; i++)
                 free(names[i]);
         free(names);
         free(w.line_ids);
+        free(w.systemd_ids);
+        stack_done(&w.cur);
         closedir(d);
         if (r < 0) {
                 ag_pamconf_free(c);
@@ -547,4 +645,145 @@ int ag_pamconf_options(const AgPamLine *l, const char *default_conf, char **ret)
                 return -ENOMEM;
         *ret = s;
         return 0;
+}
+
+/* ---- the stacks' problems ---- */
+
+typedef enum PairKind {
+        PAIR_ROOTS,                    /* two module lines, different root= */
+        PAIR_ORDER,                    /* a module line before pam_systemd.so */
+} PairKind;
+
+/* One problem: a pair of lines, and the services whose stacks have it. */
+typedef struct Pair {
+        PairKind kind;
+        size_t a, b;                   /* PAIR_ROOTS: lines[a] before lines[b]; PAIR_ORDER: lines[a], systemd_lines[b] */
+        const char *services[SERVICES_NAMED_MAX];
+        size_t n_services;
+} Pair;
+
+typedef struct Pairs {
+        Pair *v;
+        size_t n;
+} Pairs;
+
+static int pair_add(Pairs *p, PairKind kind, size_t a, size_t b, const char *service) {
+        Pair *x = NULL, *v;
+
+        for (size_t i = 0; i < p->n && !x; i++)
+                if (p->v[i].kind == kind && p->v[i].a == a && p->v[i].b == b)
+                        x = &p->v[i];
+        if (!x) {
+                v = realloc(p->v, (p->n + 1) * sizeof *v);
+                if (!v)
+                        return -ENOMEM;
+                p->v = v;
+                x = &v[p->n++];
+                *x = (Pair) { .kind = kind, .a = a, .b = b };
+        }
+        /* the same service twice (a file included twice) counts once */
+        for (size_t i = 0; i < x->n_services && i < SERVICES_NAMED_MAX; i++)
+                if (strcmp(x->services[i], service) == 0)
+                        return 0;
+        if (x->n_services < SERVICES_NAMED_MAX)
+                x->services[x->n_services] = service;
+        x->n_services++;
+        return 0;
+}
+
+/* Does the line run in the cgroupfs mode on a host booted with systemd
+ * whose cpu is on cgroup v1? mode=auto and mode=cgroupfs do. */
+static bool cgroupfs_there(const AgPamLine *l) {
+        return !l->mode || strcmp(l->mode, "systemd") != 0;
+}
+
+static int stack_pairs(const AgPamConf *c, const AgPamStack *s, const AgPamHostFacts *f, Pairs *p) {
+        bool order = f && f->systemd_booted && f->cpu_v1;
+        int r;
+
+        for (size_t i = 0; i < s->n_entries; i++) {
+                const AgPamStackEntry *e = &s->entries[i];
+                const AgPamLine *l;
+                bool later_systemd = false;
+
+                if (e->systemd)
+                        continue;
+                l = &c->lines[e->index];
+                for (size_t j = i + 1; j < s->n_entries; j++) {
+                        const AgPamStackEntry *g = &s->entries[j];
+
+                        if (g->systemd) {
+                                /* the first pam_systemd after the line */
+                                if (order && !later_systemd && cgroupfs_there(l)) {
+                                        r = pair_add(p, PAIR_ORDER, e->index, g->index, s->service);
+                                        if (r < 0)
+                                                return r;
+                                }
+                                later_systemd = true;
+                                continue;
+                        }
+                        if (g->index == e->index || same_str(l->root, c->lines[g->index].root))
+                                continue;
+                        r = pair_add(p, PAIR_ROOTS, e->index, g->index, s->service);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/* "a, b, c" or "a, b, ... (N services)" */
+static void services_text(const Pair *x, char *buf, size_t size) {
+        size_t o = 0, shown = x->n_services < SERVICES_NAMED_MAX ? x->n_services : SERVICES_NAMED_MAX;
+
+        buf[0] = 0;
+        for (size_t i = 0; i < shown && o < size; i++) {
+                int k = snprintf(buf + o, size - o, "%s%s", i ? ", " : "", x->services[i]);
+                if (k < 0)
+                        break;
+                o += (size_t) k;
+        }
+        if (x->n_services > shown && o < size)
+                snprintf(buf + o, size - o, " and %zu more", x->n_services - shown);
+}
+
+static void pair_say(const AgPamConf *c, const Pair *x, ag_pamconf_warn_fn warn, void *userdata) {
+        char services[512], msg[2048];
+        const AgPamLine *a = &c->lines[x->a];
+
+        services_text(x, services, sizeof services);
+        if (x->kind == PAIR_ROOTS) {
+                const AgPamLine *b = &c->lines[x->b];
+
+                snprintf(msg, sizeof msg, "the stack of %s reaches %s:%u (root=%s) and then this line (root=%s): "
+                         "the later line moves the login out of the group the earlier one made; give one root= "
+                         "to every line a stack reaches", services, a->file, a->line, a->root ? a->root : "?",
+                         b->root ? b->root : "?");
+                warn(userdata, b->file, b->line, msg);
+                return;
+        }
+        const AgPamRef *s = &c->systemd_lines[x->b];
+        snprintf(msg, sizeof msg, "comes before %s at %s:%u in the stack of %s: on this host (booted with systemd, "
+                 "cpu on cgroup v1) logind's session scope then moves every login out of its group; put "
+                 "pam_autogroup after pam_systemd", SYSTEMD_MODULE_NAME, s->file, s->line, services);
+        warn(userdata, a->file, a->line, msg);
+}
+
+int ag_pamconf_check_stacks(const AgPamConf *c, const AgPamHostFacts *facts, ag_pamconf_warn_fn warn,
+                            void *userdata) {
+        Pairs p = {};
+        int r = 0;
+
+        assert(c);
+
+        for (size_t i = 0; i < c->n_stacks && r >= 0; i++)
+                r = stack_pairs(c, &c->stacks[i], facts, &p);
+        if (r >= 0) {
+                for (size_t i = 0; i < p.n; i++)
+                        if (warn)
+                                pair_say(c, &p.v[i], warn, userdata);
+                r = p.n > INT_MAX ? INT_MAX : (int) p.n;
+        }
+        free(p.v);
+        return r;
 }

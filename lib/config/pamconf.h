@@ -41,10 +41,35 @@ typedef struct AgPamLine {
         size_t n_services;
 } AgPamLine;
 
+/* A session line of another module that matters for the order of the
+ * stack (pam_systemd.so). */
+typedef struct AgPamRef {
+        char *file;
+        unsigned line;
+} AgPamRef;
+
+/* One entry of a service's session stack, in the order libpam runs it:
+ * index into AgPamConf.lines, or (systemd) into AgPamConf.systemd_lines. */
+typedef struct AgPamStackEntry {
+        bool systemd;
+        size_t index;
+} AgPamStackEntry;
+
+/* The session stack of one service file that reaches a module line. */
+typedef struct AgPamStack {
+        char *service;
+        AgPamStackEntry *entries;
+        size_t n_entries;
+} AgPamStack;
+
 typedef struct AgPamConf {
         char *dir;
         AgPamLine *lines;              /* in the order first met (services in name order) */
         size_t n_lines;
+        AgPamRef *systemd_lines;       /* every session line of pam_systemd.so reached, deduplicated */
+        size_t n_systemd_lines;
+        AgPamStack *stacks;            /* the services that reach a module line, in name order */
+        size_t n_stacks;
 } AgPamConf;
 
 /* Called for each problem met: an unreadable or oversized file, an include
@@ -64,6 +89,26 @@ int ag_pamconf_scan(const char *dir, ag_pamconf_warn_fn warn, void *userdata, Ag
 int ag_pamconf_parse_options(AgPamLine *l, int argc, char **argv, ag_pamconf_warn_fn warn, void *userdata);
 
 AgPamConf *ag_pamconf_free(AgPamConf *c);
+
+/* What the host is, for the order of the stack: booted with systemd
+ * (ag_systemd_booted()), and the cpu controller on a cgroup v1 hierarchy
+ * (legacy or hybrid: where mode=auto picks the cgroupfs mode). Given by the
+ * caller, so that tests can pose as any host. */
+typedef struct AgPamHostFacts {
+        bool systemd_booted;
+        bool cpu_v1;
+} AgPamHostFacts;
+
+/* The stacks' problems, each once per pair of lines (with the services
+ * whose stacks have it), warn called at the file:line to change:
+ *   - a stack reaching two module lines with different root= (at the later);
+ *   - on a host booted with systemd whose cpu is on cgroup v1, a module line
+ *     in the cgroupfs mode there (mode=auto or cgroupfs) that comes before a
+ *     line of pam_systemd.so: logind's scope start moves the login out of
+ *     its group in every v1 hierarchy, cpu included (at the module line).
+ * Returns the number of warnings, or -ENOMEM. */
+int ag_pamconf_check_stacks(const AgPamConf *c, const AgPamHostFacts *facts, ag_pamconf_warn_fn warn,
+                            void *userdata);
 
 /* The distinct values of a field over the lines: indices of the first line
  * with each distinct root (resp. conf, NULL meaning default_conf), in order.
