@@ -755,10 +755,10 @@ static void pair_say(const AgPamConf *c, const Pair *x, ag_pamconf_warn_fn warn,
         if (x->kind == PAIR_ROOTS) {
                 const AgPamLine *b = &c->lines[x->b];
 
-                snprintf(msg, sizeof msg, "the stack of %s reaches %s:%u (root=%s) and then this line (root=%s): "
-                         "the later line moves the login out of the group the earlier one made; give one root= "
-                         "to every line a stack reaches", services, a->file, a->line, a->root ? a->root : "?",
-                         b->root ? b->root : "?");
+                snprintf(msg, sizeof msg, "the stack of %s reaches %s:%u (root=%s) before this line (root=%s): "
+                         "the earlier line groups the login and this one steps aside, so its root= is not used "
+                         "there; give every line a stack reaches the same root=", services, a->file, a->line,
+                         a->root ? a->root : "?", b->root ? b->root : "?");
                 warn(userdata, b->file, b->line, msg);
                 return;
         }

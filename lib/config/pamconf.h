@@ -101,7 +101,8 @@ typedef struct AgPamHostFacts {
 
 /* The stacks' problems, each once per pair of lines (with the services
  * whose stacks have it), warn called at the file:line to change:
- *   - a stack reaching two module lines with different root= (at the later);
+ *   - a stack reaching two module lines with different root= (at the later,
+ *     which steps aside in that stack: the module opens a session once);
  *   - on a host booted with systemd whose cpu is on cgroup v1, a module line
  *     in the cgroupfs mode there (mode=auto or cgroupfs) that comes before a
  *     line of pam_systemd.so: logind's scope start moves the login out of
