@@ -207,7 +207,8 @@ int ag_run_systemd(const AgHierarchy *h, const char *runtime_dir, const AgRunOpt
                                 fprintf(stderr, "autogroup run: %s (%s)\n", unit, wtext);
                 }
         }
-        if (why[0] && o->verbose)
+        /* said always, --verbose or not: the command does not get its scope and weight */
+        if (why[0])
                 fprintf(stderr, "autogroup run: no scope of the user manager (%s): the command runs where it is\n",
                         why);
 

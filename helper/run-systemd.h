@@ -14,7 +14,7 @@
  *       pid, the terminal's job control, its signals and its exit status.
  *       The request is made by a child process, which is killed when it has
  *       not answered within AG_RUN_SYSTEMD_DEADLINE_S: CMD then runs where it
- *       is (said with --verbose). The scope is a unit of the user's own
+ *       is, and one line on stderr says why (--verbose or not). The scope is a unit of the user's own
  *       manager, below user-UID.slice, whose weight, cap and idle flag are
  *       root's: it only divides the user's share.
  *   set --latency CLASS PID

@@ -197,8 +197,9 @@ static int make_own_leaf(const AgHierarchy *h, int sfd, const char *spath, const
 }
 
 /* A session of root's: the class leaf of --latency's class where root made
- * one (interactive 1, 2), else a free leaf-<i>; none free: *ret_lfd stays
- * -1 and the command runs where the caller is. Weights are root's. */
+ * one (interactive 1, 2), else a free leaf-<i>; none free (or none at all):
+ * *ret_lfd stays -1, the command runs where the caller is, and one line on
+ * stderr says so. Weights are root's. */
 static int pick_root_leaf(int sfd, const char *spath, const AgRunOptions *o, char *leaf, size_t size,
                           int *ret_lfd) {
         int r;
@@ -212,10 +213,9 @@ static int pick_root_leaf(int sfd, const char *spath, const AgRunOptions *o, cha
         r = o->set_latency ? ag_leaf_for_class(sfd, getuid(), o->latency, leaf, size, ret_lfd)
                            : ag_leaf_find_free(sfd, getuid(), leaf, size, ret_lfd);
         if (r == -ENOSPC || r == -ENOENT) {
-                if (o->verbose)
-                        fprintf(stderr, "autogroup run: %s in %s: %s runs where it is\n",
-                                r == -ENOSPC ? "every leaf holds processes" : "no leaves (leaves 0)", spath,
-                                "the command");
+                /* said always: the command does not get what run is for */
+                fprintf(stderr, "autogroup run: %s in %s: the command runs where it is\n",
+                        r == -ENOSPC ? "every leaf holds processes" : "no leaves (leaves 0)", spath);
                 *leaf = 0;
                 return 0;
         }
