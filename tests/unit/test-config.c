@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#include "lint.h"
 
 #define UID_OPEN_MAX ((uid_t) -1 - 1)
 
@@ -1311,11 +1312,11 @@ static void test_load_not_regular(void **state) {
                 c = load(t->conf, trust ? AG_CONFIG_TRUST_ANY_OWNER : 0, &errs, &n);
                 assert_int_equal(n, 7);
                 /* main first; then sorted: dangling dir fifo link loop loop2 loop3 ok */
-                assert_error(&errs, 0, t->conf, 0, "not a regular file");
+                assert_error(&errs, 0, t->conf, 0, "not a regular file (a directory)");
                 expect_errno_message(msg, sizeof(msg), "cannot open", ENOENT);
                 assert_error(&errs, 1, dangling, 0, msg);
-                assert_error(&errs, 2, dir, 0, "not a regular file");
-                assert_error(&errs, 3, fifo, 0, "not a regular file");
+                assert_error(&errs, 2, dir, 0, "not a regular file (a directory)");
+                assert_error(&errs, 3, fifo, 0, "not a regular file (a FIFO)");
                 expect_errno_message(msg, sizeof(msg), "cannot open", ELOOP);
                 assert_error(&errs, 4, loop, 0, msg);
                 assert_error(&errs, 5, loop2, 0, msg);
@@ -1650,6 +1651,190 @@ static void test_load_null_callback(void **state) {
         ag_config_free(c);
 }
 
+
+/* ---- lint: lines that parse but change the policy silently ---- */
+
+/* A name service for the lint: "alice", "bob" and group "staff" known,
+ * "down*" names fail (the service could not answer); counts the questions. */
+typedef struct FakeNss {
+        unsigned asked;
+        char last[64];
+} FakeNss;
+
+static int fake_lookup(void *userdata, AgDomainKind kind, const char *name) {
+        FakeNss *f = userdata;
+
+        f->asked++;
+        snprintf(f->last, sizeof f->last, "%s%s", kind == AG_DOMAIN_GROUP ? "@" : "", name);
+        if (strncmp(name, "down", 4) == 0)
+                return -EHOSTDOWN;
+        if (kind == AG_DOMAIN_USER)
+                return strcmp(name, "alice") == 0 || strcmp(name, "bob") == 0 || strcmp(name, "1234") == 0;
+        return strcmp(name, "staff") == 0;
+}
+
+/* keeps the last message only */
+typedef struct Last {
+        unsigned line;
+        char message[512];
+} Last;
+
+static void collect_last(void *userdata, const char *file, unsigned line, const char *message) {
+        Last *l = userdata;
+
+        (void) file;
+        l->line = line;
+        snprintf(l->message, sizeof l->message, "%s", message);
+}
+
+static int lint(const char *text, FakeNss *f, Errors *warns) {
+        Errors errs;
+        AgConfig *c = parse(text, &errs);
+        int n;
+
+        assert_int_equal(errs.n, 0);
+        memset(warns, 0, sizeof *warns);
+        n = ag_config_lint(c, f ? fake_lookup : NULL, f, collect, warns);
+        assert_int_equal((size_t) n, warns->n);
+        ag_config_free(c);
+        return n;
+}
+
+/* A uid range written with '-', or a bare uid, is a user name to the parser. */
+static void test_lint_dash_range(void **state) {
+        FakeNss f = {};
+        Errors w;
+
+        (void) state;
+        assert_int_equal(lint("1000-2000 weight 50\n1000- max 50%\n1000 idle yes\n1234 idle yes\n"
+                              "alice weight 5\n1000:2000 weight 60\n", &f, &w), 3);
+        assert_error(&w, 0, "test.conf", 1, "'1000-2000' is read as a user name, not as a uid range: write 1000:2000");
+        assert_error(&w, 1, "test.conf", 2, "'1000-' is read as a user name, not as a uid range: write 1000:");
+        assert_error(&w, 2, "test.conf", 3, "'1000' is read as a user name, not as a uid: write :1000");
+        /* an account named 1234 exists: its rule is fine */
+        /* without a name service the ranges are still flagged */
+        assert_int_equal(lint("1000-2000 weight 50\nnobody-here weight 5\n", NULL, &w), 1);
+        assert_error(&w, 0, "test.conf", 1, "'1000-2000' is read as a user name, not as a uid range: write 1000:2000");
+}
+
+static void test_lint_unknown_names(void **state) {
+        FakeNss f = {};
+        Errors w;
+
+        (void) state;
+        assert_int_equal(lint("alice weight 5\ncarol weight 6\n@staff max 50%\n@nogroup max 40%\n"
+                              "carol idle yes\n* weight 100\n:1000 weight 7\n", &f, &w), 2);
+        assert_error(&w, 0, "test.conf", 2, "unknown user 'carol' (the name service does not know it): the rule "
+                     "applies to nobody (1 more line names it too)");
+        assert_error(&w, 1, "test.conf", 4, "unknown group '@nogroup' (the name service does not know it): the rule "
+                     "applies to nobody");
+        /* each distinct name asked once: alice, carol, @staff, @nogroup */
+        assert_int_equal(f.asked, 4);
+}
+
+/* A name service that cannot answer: said once, and nothing asked after it. */
+static void test_lint_nss_down(void **state) {
+        FakeNss f = {};
+        Errors w;
+
+        (void) state;
+        assert_int_equal(lint("alice weight 5\n@downgroup weight 6\ncarol weight 7\n@other idle yes\n", &f, &w), 1);
+        assert_error(&w, 0, "test.conf", 2, "cannot look up group '@downgroup': the name service could not answer "
+                     "(Host is down; is a directory down?); the names after it were not looked up");
+        assert_int_equal(f.asked, 2);
+        assert_string_equal(f.last, "@downgroup");
+}
+
+/* At most AG_LINT_LOOKUPS_MAX distinct names are asked about. */
+static void test_lint_lookup_bound(void **state) {
+        size_t n = AG_LINT_LOOKUPS_MAX + 10, size = n * 32, o = 0;
+        char *text = malloc(size), expect[128];
+        FakeNss f = {};
+
+        (void) state;
+        assert_non_null(text);
+        for (size_t i = 0; i < n; i++)
+                o += (size_t) snprintf(text + o, size - o, "u%zu weight 5\n", i);
+        {
+                Errors errs;
+                AgConfig *c = parse(text, &errs);
+                Last last = {};
+
+                assert_int_equal(ag_config_lint(c, fake_lookup, &f, collect_last, &last), AG_LINT_LOOKUPS_MAX + 1);
+                assert_int_equal(f.asked, AG_LINT_LOOKUPS_MAX);
+                /* the last warning: the bound, once, at the first name not asked */
+                snprintf(expect, sizeof expect, "more than %d distinct user and group names: 'u%d' and 9 more were "
+                         "not looked up", AG_LINT_LOOKUPS_MAX, AG_LINT_LOOKUPS_MAX);
+                assert_string_equal(last.message, expect);
+                assert_int_equal(last.line, AG_LINT_LOOKUPS_MAX + 1);
+                ag_config_free(c);
+        }
+        free(text);
+        /* the bound's warning is the last one */
+        {
+                Errors errs;
+                AgConfig *c;
+                Errors *all = calloc(1, sizeof *all);
+
+                assert_non_null(all);
+                text = malloc(size);
+                assert_non_null(text);
+                o = 0;
+                for (size_t i = 0; i < n; i++)
+                        o += (size_t) snprintf(text + o, size - o, "alice weight %zu\n", i % 2 + 1);
+                o += (size_t) snprintf(text + o, size - o, "bob max 50%%\n");
+                c = parse(text, &errs);
+                assert_int_equal(ag_config_lint(c, fake_lookup, &f, collect, all), (int) n - 1);
+                /* every alice line but the last is overridden (or repeated) by it */
+                snprintf(expect, sizeof expect, "overridden by test.conf:%zu (the same domain and item: the later "
+                         "line wins)", n);
+                assert_error(all, 0, "test.conf", 1, expect);
+                snprintf(expect, sizeof expect, "repeated by test.conf:%zu (the same domain, item and value): this "
+                         "line has no effect", n);
+                assert_error(all, 1, "test.conf", 2, expect);
+                ag_config_free(c);
+                free(all);
+                free(text);
+        }
+}
+
+/* The later line of the same domain and item wins: the earlier is named. */
+static void test_lint_overridden(void **state) {
+        Errors w;
+
+        (void) state;
+        assert_int_equal(lint("* weight 50\n@staff weight 60\n* max 50%\n* weight 70\n1000: weight 5\n"
+                              "1000:2000 weight 6\n1000: weight 8\npool:web weight 9\npool:web weight 9\n"
+                              "@staff pool web\n@staff pool none\n:0 idle yes\n0:0 idle no\n", NULL, &w), 5);
+        assert_error(&w, 0, "test.conf", 1, "overridden by test.conf:4 (the same domain and item: the later line "
+                     "wins)");
+        assert_error(&w, 1, "test.conf", 5, "overridden by test.conf:7 (the same domain and item: the later line "
+                     "wins)");
+        assert_error(&w, 2, "test.conf", 8, "repeated by test.conf:9 (the same domain, item and value): this line "
+                     "has no effect");
+        assert_error(&w, 3, "test.conf", 10, "overridden by test.conf:11 (the same domain and item: the later line "
+                     "wins)");
+        /* ":0" and "0:0" are the same range */
+        assert_error(&w, 4, "test.conf", 12, "overridden by test.conf:13 (the same domain and item: the later line "
+                     "wins)");
+        /* nothing to say about a clean file */
+        assert_int_equal(lint("* weight 100\n@staff max 50%\nalice weight 200\n1000: sessions yes\n", NULL, &w), 0);
+}
+
+/* Across files: a drop-in overrides the main file. */
+static void test_lint_across_files(void **state) {
+        AgConfig *c = config_new();
+        Errors w = {};
+
+        (void) state;
+        assert_int_equal(ag_config_parse_buffer(c, "main.conf", "* weight 50\n* max 20%\n", 22, NULL, NULL), 0);
+        assert_int_equal(ag_config_parse_buffer(c, "d/10.conf", "* weight 80\n", 12, NULL, NULL), 0);
+        assert_int_equal(ag_config_lint(c, NULL, NULL, collect, &w), 1);
+        assert_error(&w, 0, "main.conf", 1, "overridden by d/10.conf:1 (the same domain and item: the later line "
+                     "wins)");
+        ag_config_free(c);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_to_string),
@@ -1672,6 +1857,12 @@ int main(void) {
                 cmocka_unit_test(test_buffer_edges),
                 cmocka_unit_test(test_buffer_several_files),
                 cmocka_unit_test(test_dropin_dir),
+                cmocka_unit_test(test_lint_dash_range),
+                cmocka_unit_test(test_lint_unknown_names),
+                cmocka_unit_test(test_lint_nss_down),
+                cmocka_unit_test(test_lint_lookup_bound),
+                cmocka_unit_test(test_lint_overridden),
+                cmocka_unit_test(test_lint_across_files),
                 cmocka_unit_test_setup_teardown(test_load_missing, tmpdir_setup, tmpdir_teardown),
                 cmocka_unit_test_setup_teardown(test_load_empty_file, tmpdir_setup, tmpdir_teardown),
                 cmocka_unit_test_setup_teardown(test_load_dropin_order, tmpdir_setup, tmpdir_teardown),
