@@ -660,6 +660,7 @@ typedef struct Pair {
         size_t a, b;                   /* PAIR_ROOTS: lines[a] before lines[b]; PAIR_ORDER: lines[a], systemd_lines[b] */
         const char *services[SERVICES_NAMED_MAX];
         size_t n_services;
+        const char *last;              /* the service that added it last */
 } Pair;
 
 typedef struct Pairs {
@@ -681,10 +682,11 @@ static int pair_add(Pairs *p, PairKind kind, size_t a, size_t b, const char *ser
                 x = &v[p->n++];
                 *x = (Pair) { .kind = kind, .a = a, .b = b };
         }
-        /* the same service twice (a file included twice) counts once */
-        for (size_t i = 0; i < x->n_services && i < SERVICES_NAMED_MAX; i++)
-                if (strcmp(x->services[i], service) == 0)
-                        return 0;
+        /* the same service twice (a file included twice) counts once: the
+         * stacks come one after the other */
+        if (x->last == service)
+                return 0;
+        x->last = service;
         if (x->n_services < SERVICES_NAMED_MAX)
                 x->services[x->n_services] = service;
         x->n_services++;

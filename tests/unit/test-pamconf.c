@@ -447,6 +447,127 @@ static void test_every_line_listed(void **state) {
         ag_pamconf_free(c);
 }
 
+
+/* ---- the stacks' problems ---- */
+
+static const AgPamHostFacts HOST_V1_SYSTEMD = { .systemd_booted = true, .cpu_v1 = true };
+static const AgPamHostFacts HOST_V2_SYSTEMD = { .systemd_booted = true, .cpu_v1 = false };
+static const AgPamHostFacts HOST_V1_NO_SYSTEMD = { .systemd_booted = false, .cpu_v1 = true };
+
+/* The stacks' warnings for facts, into w (cleared). */
+static int stack_warnings(const AgPamConf *c, const AgPamHostFacts *facts, Warnings *w) {
+        int n;
+
+        memset(w, 0, sizeof *w);
+        n = ag_pamconf_check_stacks(c, facts, collect, w);
+        assert_true(n >= 0);
+        assert_int_equal((unsigned) n, w->n);
+        return n;
+}
+
+/* The order of Debian's old profile: the module before pam_systemd in
+ * common-session, reached from three services (and common-session itself). */
+static void test_order_before_systemd(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+        Warnings w = {};
+        char expect[512];
+
+        put(f, "common-session", "session [default=1] pam_permit.so\n"
+                                 "session requisite pam_deny.so\n"
+                                 "session required pam_permit.so\n"
+                                 "session optional pam_autogroup.so\n"
+                                 "session required pam_unix.so\n"
+                                 "-session optional /lib/security/pam_systemd.so\n");
+        put(f, "sshd", "@include common-session\n");
+        put(f, "login", "session include common-session\n");
+        put(f, "su", "session substack common-session\n");
+        put(f, "cron", "session required pam_unix.so\n");
+        assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
+        assert_int_equal(c->n_systemd_lines, 1);
+        assert_int_equal(c->n_stacks, 4);       /* cron reaches no module line */
+
+        /* systemd with cpu on cgroup v1 (legacy or hybrid): one warning, at
+         * the module's line, naming pam_systemd's line, the services and the fix */
+        assert_int_equal(stack_warnings(c, &HOST_V1_SYSTEMD, &w), 1);
+        snprintf(expect, sizeof expect, "common-session:4: comes before pam_systemd.so at %s/common-session:6 in the "
+                 "stack of common-session, login, sshd, su: on this host (booted with systemd, cpu on cgroup v1) "
+                 "logind's session scope then moves every login out of its group; put pam_autogroup after "
+                 "pam_systemd\n", f->dir);
+        assert_string_equal(w.text, expect);
+        /* cgroup v2 under systemd: both orders work; without systemd no logind */
+        assert_int_equal(stack_warnings(c, &HOST_V2_SYSTEMD, &w), 0);
+        assert_int_equal(stack_warnings(c, &HOST_V1_NO_SYSTEMD, &w), 0);
+        assert_int_equal(stack_warnings(c, NULL, &w), 0);
+        ag_pamconf_free(c);
+
+        /* the module after pam_systemd: nothing on any host */
+        put(f, "common-session", "session required pam_unix.so\n"
+                                 "-session optional pam_systemd.so\n"
+                                 "session optional pam_autogroup.so\n");
+        assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
+        assert_int_equal(stack_warnings(c, &HOST_V1_SYSTEMD, &w), 0);
+        assert_int_equal(stack_warnings(c, &HOST_V2_SYSTEMD, &w), 0);
+        ag_pamconf_free(c);
+
+        /* mode=systemd before pam_systemd: not the cgroupfs mode, not this warning;
+         * mode=cgroupfs is */
+        put(f, "common-session", "session optional pam_autogroup.so mode=systemd\n"
+                                 "session optional pam_systemd.so\n");
+        put(f, "sshd", "session optional pam_autogroup.so mode=cgroupfs\n@include common-session\n");
+        assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
+        assert_int_equal(stack_warnings(c, &HOST_V1_SYSTEMD, &w), 1);
+        assert_non_null(strstr(w.text, "sshd:1: comes before pam_systemd.so at "));
+        assert_non_null(strstr(w.text, "/common-session:2 in the stack of sshd:"));
+        ag_pamconf_free(c);
+}
+
+/* Two module lines with different root= in one stack: the later steps aside. */
+static void test_two_roots(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+        Warnings w = {};
+        char expect[1024];
+
+        put(f, "common-session", "session optional pam_autogroup.so\n");
+        put(f, "sshd", "@include common-session\nsession optional pam_autogroup.so root=web\n");
+        put(f, "login", "@include common-session\nsession optional pam_autogroup.so root=autogroup debug\n");
+        put(f, "su", "session optional pam_autogroup.so root=web\nsession substack su-more\n");
+        put(f, "su-more", "session optional pam_autogroup.so root=other\n");
+        assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
+        /* sshd: autogroup, then web; login: the same root twice, nothing to say;
+         * su: web, then other (through a substack); su-more alone: one line */
+        assert_int_equal(stack_warnings(c, &HOST_V2_SYSTEMD, &w), 2);
+        snprintf(expect, sizeof expect, "sshd:2: the stack of sshd reaches %s/common-session:1 (root=autogroup) "
+                 "before this line (root=web): the earlier line groups the login and this one steps aside, so its "
+                 "root= is not used there; give every line a stack reaches the same root=\n"
+                 "su-more:1: the stack of su reaches %s/su:1 (root=web) before this line (root=other): the earlier "
+                 "line groups the login and this one steps aside, so its root= is not used there; give every line "
+                 "a stack reaches the same root=\n", f->dir, f->dir);
+        assert_string_equal(w.text, expect);
+        ag_pamconf_free(c);
+}
+
+/* One warning per pair of lines, however many services share it: at most
+ * a few services named, then how many more. */
+static void test_stack_warning_once(void **state) {
+        Fixture *f = *state;
+        AgPamConf *c = NULL;
+        Warnings w = {};
+        char name[32];
+
+        put(f, "common-session", "session optional pam_autogroup.so\nsession optional pam_systemd.so\n");
+        for (int i = 0; i < 9; i++) {
+                snprintf(name, sizeof name, "svc%d", i);
+                /* included twice: still one service */
+                put(f, name, "@include common-session\n@include common-session\n");
+        }
+        assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
+        assert_int_equal(stack_warnings(c, &HOST_V1_SYSTEMD, &w), 1);
+        assert_non_null(strstr(w.text, "in the stack of common-session, svc0, svc1, svc2, svc3, svc4 and 4 more: "));
+        ag_pamconf_free(c);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_debian_layout, setup, teardown),
@@ -459,6 +580,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_read_all_terminated, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_depth_and_budget, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_order_before_systemd, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_two_roots, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_stack_warning_once, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
