@@ -8,6 +8,7 @@
 #endif
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,14 @@ static int check_one(const Args *a, const char *path, bool named, AgCheckReport 
         bool missing = false;
 
         if (named && named_file_missing(path)) {
-                printf("%s: does not exist\n", path);
+                char target[PATH_MAX];
+                ssize_t n = readlink(path, target, sizeof target - 1);
+
+                if (n > 0) {
+                        target[n] = 0;
+                        printf("%s: does not exist (a symbolic link to %s, which does not)\n", path, target);
+                } else
+                        printf("%s: does not exist\n", path);
                 missing = true;
         } else if (config_missing(path))
                 printf("%s: %s\n", path, CONFIG_MISSING);

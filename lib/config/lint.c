@@ -239,6 +239,15 @@ static void name_findings(Lint *l, size_t i, ag_error_fn warn, void *userdata, i
                 snprintf(more, sizeof more, " (%zu more line%s name%s it too)", l->n_same[i] - 1,
                          l->n_same[i] == 2 ? "" : "s", l->n_same[i] == 2 ? "s" : "");
 
+        if (l->state[i] == NAME_ERROR) {
+                bool range = r->kind == AG_DOMAIN_USER && range_like(r->name, fix, sizeof fix);
+
+                say(warn, userdata, r, n, "cannot look up %s '%s%s': the name service could not answer (%s; is "
+                    "a directory down?)%s%s%s%s", what, at, r->name, strerror(-l->error[i]), more,
+                    l->n_skipped_error > 0 ? "; the names after it were not looked up" : "",
+                    range ? "; a uid range is written " : "", range ? fix : "");
+                return;
+        }
         if (r->kind == AG_DOMAIN_USER && l->state[i] != NAME_KNOWN && range_like(r->name, fix, sizeof fix)) {
                 say(warn, userdata, r, n, "'%s' is read as a user name, not as a uid%s: write %s%s", r->name,
                     strchr(r->name, '-') ? " range" : "", fix, more);
@@ -248,11 +257,6 @@ static void name_findings(Lint *l, size_t i, ag_error_fn warn, void *userdata, i
         case NAME_UNKNOWN:
                 say(warn, userdata, r, n, "unknown %s '%s%s' (the name service does not know it): the rule "
                     "applies to nobody%s", what, at, r->name, more);
-                break;
-        case NAME_ERROR:
-                say(warn, userdata, r, n, "cannot look up %s '%s%s': the name service could not answer (%s; is "
-                    "a directory down?)%s%s", what, at, r->name, strerror(-l->error[i]), more,
-                    l->n_skipped_error > 0 ? "; the names after it were not looked up" : "");
                 break;
         case NAME_SKIPPED_BOUND:
                 if (!l->bound_said)

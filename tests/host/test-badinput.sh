@@ -16,6 +16,12 @@
 #   log ERE          a log line (also in "autogroup check" output); {FILE} is the
 #                    config file, {DIR} its drop-in directory (both regex-escaped)
 #   clean            no warning or error logged, and "autogroup check" passes
+#   checkerr ERE     "autogroup check FILE" fails with ERE although the module
+#                    takes the file as it is (a FILE named by hand that is missing)
+#   warn ERE         a warning of "autogroup check" only ("warning: " and ERE): a
+#                    line the module takes as it is but that most likely does not
+#                    say what was meant; with one, "check --strict" exits 3 on a
+#                    clean case; without, 0
 #   shares N         the user group's cpu.shares (and the policy's weight N*100/1024)
 #   quota N          the user group's cpu.cfs_quota_us (-1: no cap)
 #   sessions yes|no  the policy's sessions item
@@ -138,7 +144,7 @@ for exp in "$CORPUS"/*.expect; do
                         check_eq "$name: cpu.cfs_quota_us" "$val" "$(cat "$U/$name.quota" 2>/dev/null)" ;;
                 sessions)
                         hlog_has "$name: policy sessions $val" "${prefix}policy for $USR: .*, sessions $val," ;;
-                setup|'#'*|'') ;;
+                setup|warn|checkerr|'#'*|'') ;;
                 *) not_ok "$name: unknown key '$key' in $exp" ;;
                 esac
         done <"$exp"
@@ -147,8 +153,23 @@ for exp in "$CORPUS"/*.expect; do
         if $have_helper; then
                 nsrun 'exec timeout 60 "$@"' "$HELPER" check "$conf" >"$T/$name.check" 2>&1
                 crc=$?
-                if grep -q '^clean' "$exp"; then
+                if grep -q '^checkerr ' "$exp"; then
+                        check_eq "$name: autogroup check FILE fails (1)" 1 "$crc"
+                        while read -r key val; do
+                                [ "$key" = checkerr ] || continue
+                                pat=${val//\{FILE\}/$fre}; pat=${pat//\{DIR\}/$dre}
+                                check "$name: autogroup check says: $val" grep -qE -- "$pat" "$T/$name.check"
+                        done <"$exp"
+                elif grep -q '^clean' "$exp"; then
                         check_eq "$name: autogroup check passes" 0 "$crc"
+                        nsrun 'exec timeout 60 "$@"' "$HELPER" check --strict "$conf" >/dev/null 2>&1
+                        crc=$?
+                        if grep -q '^warn ' "$exp"; then
+                                check_eq "$name: autogroup check --strict fails on the warnings (3)" 3 "$crc"
+                        else
+                                check_eq "$name: autogroup check --strict passes (no warning)" 0 "$crc"
+                                check_not "$name: autogroup check gives no warning" grep -q '^warning: ' "$T/$name.check"
+                        fi
                 else
                         check_not "$name: autogroup check fails" test "$crc" -eq 0 -o "$crc" -eq 124
                         while read -r key val; do
@@ -157,6 +178,11 @@ for exp in "$CORPUS"/*.expect; do
                                 check "$name: autogroup check reports: $val" grep -qE -- "$pat" "$T/$name.check"
                         done <"$exp"
                 fi
+                while read -r key val; do
+                        [ "$key" = warn ] || continue
+                        pat=${val//\{FILE\}/$fre}; pat=${pat//\{DIR\}/$dre}
+                        check "$name: autogroup check warns: $val" grep -qE -- "^warning: $pat" "$T/$name.check"
+                done <"$exp"
         fi
 done
 check "corpus has cases" test "$n_cases" -gt 20

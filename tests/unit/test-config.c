@@ -1657,6 +1657,7 @@ static void test_load_null_callback(void **state) {
 /* A name service for the lint: "alice", "bob" and group "staff" known,
  * "down*" names fail (the service could not answer); counts the questions. */
 typedef struct FakeNss {
+        bool down;                     /* every look-up fails */
         unsigned asked;
         char last[64];
 } FakeNss;
@@ -1666,7 +1667,7 @@ static int fake_lookup(void *userdata, AgDomainKind kind, const char *name) {
 
         f->asked++;
         snprintf(f->last, sizeof f->last, "%s%s", kind == AG_DOMAIN_GROUP ? "@" : "", name);
-        if (strncmp(name, "down", 4) == 0)
+        if (f->down || strncmp(name, "down", 4) == 0)
                 return -EHOSTDOWN;
         if (kind == AG_DOMAIN_USER)
                 return strcmp(name, "alice") == 0 || strcmp(name, "bob") == 0 || strcmp(name, "1234") == 0;
@@ -1743,6 +1744,13 @@ static void test_lint_nss_down(void **state) {
                      "(Host is down; is a directory down?); the names after it were not looked up");
         assert_int_equal(f.asked, 2);
         assert_string_equal(f.last, "@downgroup");
+        /* a dash range the service could not answer for: the failure, and the range's spelling */
+        f = (FakeNss) { .down = true };
+        assert_int_equal(lint("1000-2000 weight 5\n1000-2000 max 5%\nalice idle yes\n", &f, &w), 1);
+        assert_error(&w, 0, "test.conf", 1, "cannot look up user '1000-2000': the name service could not answer "
+                     "(Host is down; is a directory down?) (1 more line names it too); the names after it were not "
+                     "looked up; a uid range is written 1000:2000");
+        assert_int_equal(f.asked, 1);
 }
 
 /* At most AG_LINT_LOOKUPS_MAX distinct names are asked about. */
