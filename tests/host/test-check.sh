@@ -158,8 +158,8 @@ unshare -m --propagation private sh -c '
 echo $? >"$T/down.rc"
 check_eq "the name service down: warnings only, exit 0" 0 "$(rc down)"
 check "a local user is still known (files answers first)" sh -c "! grep -q \"'$USR'\" '$T/down'"
-check "the first name it cannot answer for: said so, not 'unknown'" has down \
-        "warning: $P:2: cannot look up user 'nosuch-$$': the name service could not answer (No such file or directory; is a directory down?); the names after it were not looked up"
+check "the first name it cannot answer for: said so, not 'unknown'" grep -qE \
+        "^warning: $P:2: cannot look up user 'nosuch-$$': the name service could not answer \([^;]*; is a directory down\?\); the names after it were not looked up\$" "$T/down"
 check_not "no 'unknown' claimed while it is down" grep -q "unknown \(user\|group\)" "$T/down"
 
 echo "# 4. the PAM stacks"
@@ -181,16 +181,26 @@ else
         check_eq "not booted with systemd: exit 0" 0 "$(rc order-nosd)"
         check_not "not booted with systemd: no word on the order" grep -q "pam_systemd" "$T/order-nosd"
 fi
-in_fake_systemd "$HELPER" check --pam-dir "$D" >"$T/order-v1" 2>&1; echo $? >"$T/order-v1.rc"
-check_eq "systemd with cpu on cgroup v1: warnings alone, exit 0" 0 "$(rc order-v1)"
-check "systemd with cpu on cgroup v1, pam_autogroup before pam_systemd: both lines and the fix named" has order-v1 "$ORDER"
-in_fake_systemd "$HELPER" check --strict --pam-dir "$D" >/dev/null 2>&1; echo $? >"$T/order-strict.rc"
-check_eq "... with --strict: exit 3" 3 "$(rc order-strict)"
-if [ -d "$UNIFIED" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs ]; then
-        in_fake_systemd "$HELPER" --hierarchy "$UNIFIED" check --pam-dir "$D" >"$T/order-v2" 2>&1
+if [ -f "$CPU/cpu.shares" ]; then
+        in_fake_systemd "$HELPER" check --pam-dir "$D" >"$T/order-v1" 2>&1; echo $? >"$T/order-v1.rc"
+        check_eq "systemd with cpu on cgroup v1: warnings alone, exit 0" 0 "$(rc order-v1)"
+        check "systemd with cpu on cgroup v1, pam_autogroup before pam_systemd: both lines and the fix named" \
+                has order-v1 "$ORDER"
+        in_fake_systemd "$HELPER" check --strict --pam-dir "$D" >/dev/null 2>&1; echo $? >"$T/order-strict.rc"
+        check_eq "... with --strict: exit 3" 3 "$(rc order-strict)"
+else
+        skip "cpu is not on cgroup v1 here ($CPU): the v1 order (tests/unit/test-pamconf covers it)"
+fi
+# cgroup v2: this host's own when it is one, else the cgroup2 mount without cpu
+V2=""
+[ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] && V2=/sys/fs/cgroup
+[ -z "$V2" ] && [ "$(stat -f -c %T "$UNIFIED" 2>/dev/null)" = cgroup2fs ] && V2=$UNIFIED
+if [ -n "$V2" ]; then
+        in_fake_systemd "$HELPER" --hierarchy "$V2" check --pam-dir "$D" >"$T/order-v2" 2>&1
+        check "systemd on cgroup v2: the lines are listed" has order-v2 "$D/common-session:4 (services: "
         check_not "systemd on cgroup v2: no word on the order" grep -q "pam_systemd" "$T/order-v2"
 else
-        skip "no cgroup2 mount at $UNIFIED"
+        skip "no cgroup2 mount"
 fi
 printf '%s\n' "session required pam_unix.so" "-session optional pam_systemd.so" \
         "session optional pam_autogroup.so conf=$C/clean.conf" >"$D/common-session"
@@ -210,6 +220,7 @@ check_not "the same root twice (login): nothing said" grep -q "stack of login" "
 chk roots-strict check --strict --pam-dir "$D"
 check_eq "... with --strict: exit 3" 3 "$(rc roots-strict)"
 # what the warning says, through real libpam: the login is in the earlier line's root
+if [ -f "$CPU/cpu.shares" ]; then
 sed "s|pam_autogroup.so|$AG_MODULE|" "$D/sshd" | sed "s|^@include common-session|session optional $AG_MODULE root=$ROOT conf=$C/clean.conf|" >"$T/svc-sshd"
 printf '%s required pam_deny.so\n' auth account password session >"$T/svc-other"
 mkdir -m 755 "$T/svc"; mv "$T/svc-sshd" "$T/svc/sshd"; mv "$T/svc-other" "$T/svc/other"
@@ -217,5 +228,8 @@ AG_CGROOTS="$AG_CGROOTS $CPU/$ROOT-b"
 timeout -k 5 60 "$AGDRV" --pam "$T/svc" sshd "$USR" open cgroup close >"$T/two.out" 2>&1
 check "through libpam the login is in the earlier line's root" grep -q "^cgroup=/$ROOT/user-$(id -u "$USR")/" "$T/two.out"
 check "... and the later line made nothing" test ! -e "$CPU/$ROOT-b/user-$(id -u "$USR")"
+else
+        skip "no cgroup v1 cpu hierarchy at $CPU: the stack's login not driven"
+fi
 
 finish
