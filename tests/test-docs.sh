@@ -12,6 +12,9 @@
 #   login-v1         "$ command" lines and their output, run in one such
 #                    login on cgroup v1: the output must match (names, ids
 #                    and times aside)
+#   login-v1-hook    the same in the shell of a login with a terminal's
+#                    leaves (leaves-notty 6: runuser -l has none), a
+#                    setsid shell that ran the session hook's autogroup enter
 #   status-v1        the same for autogroup status, in a login whose two
 #                    setsid shells ran the session hook's autogroup enter,
 #                    on cgroup v1 with cpuacct mounted apart
@@ -23,7 +26,7 @@
 #   hook-line        the bash/zsh line names the packages' path of
 #                    autogroup.bashrc and, pointed at the built snippet,
 #                    sources it in an interactive bash
-#   authselect-sed   the sed expression puts the line right before
+#   authselect-sed   the sed expression puts the line right after
 #                    pam_systemd.so in a system-auth of authselect's layout
 #   cite FILE grep:S ...  not run here: FILE (a test or a lane's script
 #                    named in Makefile.am, or a CI script) runs the same
@@ -94,7 +97,8 @@ norm() {
                 s/ +[0-9]+ +/ N /g; s/ +[0-9]+ +/ N /g; s/ +/ /g; s/ +\$//"
 }
 # in_login BODY-FILE OUT [PREFIX]: the block's commands in one runuser -l
-# login, each output after a line "@@ N"; PREFIX runs first
+# login, each output after a line "@@ N"; PREFIX runs first; $WRAP (such as
+# setsid -w) runs the script's shell
 in_login() {
         local body="$1" out="$2" pre="${3:-}" n=0 c script="$U/login.$$.sh"
         : >"$script"
@@ -106,7 +110,7 @@ in_login() {
         done < <(commands "$body")
         printf '%s\n' "${POST:-}" >>"$script"
         chmod 644 "$script"
-        within "runuser -l $USR -c 'sh $script'" 2>&1 </dev/null | grep -v '^runuser: warning: cannot change directory' >"$out"
+        within "runuser -l $USR -c '${WRAP:-} sh $script'" 2>&1 </dev/null | grep -v '^runuser: warning: cannot change directory' >"$out"
 }
 # expected BODY-FILE: the output lines the block shows, each after "@@ N"
 expected() {
@@ -160,6 +164,18 @@ do_login_v1() {
         in_login "$body" "$T/lv.out"
         expected "$body" >"$T/lv.exp"
         compare "$where: what a runuser -l login prints" "$T/lv.exp" "$T/lv.out"
+}
+
+do_login_v1_hook() {
+        local where="$1" body="$2"
+        [ "$HAVE_V1" = 1 ] || { skip "$where: a login on cgroup v1 ($NO_LOGIN)"; return; }
+        printf '%s leaves-notty 6\n' "$USR" >"$T/hook.conf"
+        chmod 644 "$T/hook.conf"
+        service "session optional pam_autogroup.so conf=$T/hook.conf"
+        # the script's shell leads its session, as a login shell does, and runs the hook's command
+        WRAP="setsid -w" in_login "$body" "$T/lh.out" "$HELPER enter --pid \$\$ >/dev/null 2>&1"
+        expected "$body" >"$T/lh.exp"
+        compare "$where: what the shell of a runuser -l login that ran the session hook prints" "$T/lh.exp" "$T/lh.out"
 }
 
 do_status_v1() {
@@ -252,9 +268,9 @@ session     [success=1 default=ignore]                   pam_succeed_if.so servi
 session     required                                     pam_unix.so
 EOF
         sed -i "$expr" "$f"
-        check_eq "$where: the sed puts pam_autogroup right before pam_systemd" \
-                "session optional pam_autogroup.so|-session optional pam_systemd.so" \
-                "$(grep -B1 pam_systemd "$f" | tr -s ' ' | paste -sd'|')"
+        check_eq "$where: the sed puts pam_autogroup right after pam_systemd" \
+                "-session optional pam_systemd.so|session optional pam_autogroup.so" \
+                "$(grep -A1 pam_systemd "$f" | tr -s ' ' | paste -sd'|')"
 }
 
 do_cite() {
@@ -299,6 +315,7 @@ for m in "$T"/b/*.mark; do
                 conf)            do_conf "$where" "$n.body";;
                 pam-line)        do_pam_line "$where" "$n.body";;
                 login-v1)        do_login_v1 "$where" "$n.body";;
+                login-v1-hook)   do_login_v1_hook "$where" "$n.body";;
                 status-v1)       do_status_v1 "$where" "$n.body";;
                 deb-build-deps)  do_deb_deps "$where" "$n.body";;
                 rpm-build-deps)  do_rpm_deps "$where" "$n.body";;
