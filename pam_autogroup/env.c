@@ -19,19 +19,16 @@
 #include "module.h"
 
 /* The session level of the systemd mode: the same weight for every session
- * of the user, handed to pam_systemd, which reads it when it asks logind for
- * the session (so pam_autogroup must come first). A value another module
- * set first is left alone. */
+ * of the user. pam_systemd sets XDG_SESSION_ID once logind made the session:
+ * then it ran first, and the backend set the scope's weight over D-Bus.
+ * Otherwise pam_systemd comes later (or not at all): the weight is handed
+ * to it as PAM data, which it reads when it asks logind for the session. A
+ * value another module set first is left alone. */
 void env_session_weight(pam_handle_t *pamh, const AgPolicy *policy, bool logind_session) {
         const void *old = NULL;
         char *w = NULL;
 
-        /* pam_systemd sets XDG_SESSION_ID once logind made the session: then
-         * it ran first, and the session weight comes too late. */
-        if (logind_session)
-                pam_syslog(pamh, LOG_NOTICE, "pam_systemd ran before pam_autogroup: put pam_autogroup before "
-                           "pam_systemd in the session stack to give the session scope its weight");
-        if (!policy->sessions ||
+        if (logind_session || !policy->sessions ||
             (pam_get_data(pamh, AG_SYSTEMD_DATA_CPU_WEIGHT, &old) == PAM_SUCCESS && old))
                 return;
         if (asprintf(&w, "%u", AG_WEIGHT_DEFAULT) < 0 ||

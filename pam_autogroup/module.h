@@ -139,6 +139,9 @@ void opened_slice(struct module_events *ev, const AgLogin *l, const AgPolicy *po
 void opened_session(struct module_events *ev, const AgLogin *l, const AgPolicy *policy);
 
 /* close */
+/* cgroupfs, at close: a login whose caller another module or systemd moved
+ * out of its session since open, logged once per boot with the fix. */
+void log_moved(pam_handle_t *pamh, const struct module_ctl *ctl, const AgLogin *l);
 void closed_slice(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, bool logind_session, int r);
 /* the accounting line and record; returns the PAM result */
 int closed_session(struct module_events *ev, const AgLogin *l, const AgLoginEnd *end, int r);

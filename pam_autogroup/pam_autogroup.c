@@ -228,6 +228,7 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
                 .config = config,
                 .delegate = ctl.delegate > 0,
                 .logind_session = pam_getenv(pamh, "XDG_SESSION_ID") != NULL,
+                .logind_session_id = pam_getenv(pamh, "XDG_SESSION_ID"),
                 .terminal = ag_tty_is_terminal(tty),
                 .events = &ev.sink,
         };
@@ -287,6 +288,8 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
                 pam_syslog(pamh, LOG_NOTICE, "systemd mode, but this login had no logind session "
                            "(pam_systemd is not in the session stack, or it failed): its processes were "
                            "outside the user slice and not grouped");
+        if (l->mode == AG_MODE_CGROUPFS && l->state == AG_LOGIN_GROUPED)
+                log_moved(pamh, &ctl, l);
         r = ag_login_close(l, &p, &end);
         if (l->mode == AG_MODE_SYSTEMD)
                 closed_slice(pamh, &ctl, ev.user, p.logind_session, r);

@@ -162,6 +162,27 @@ void log_where(pam_handle_t *pamh, const struct module_ctl *ctl, const char *use
         }
 }
 
+void log_moved(pam_handle_t *pamh, const struct module_ctl *ctl, const AgLogin *l) {
+        char *where = NULL;
+        int first;
+
+        if (ag_login_caller_left(l, &where) <= 0)
+                return;
+        first = ag_once_per_boot("moved-logged");
+        if (first != 0)
+                pam_syslog(pamh, LOG_WARNING, "this login was moved out of %s%s after it opened (it is in %s%s "
+                           "now), so it ran without its group: on a systemd host with cgroup v1, pam_systemd after "
+                           "pam_autogroup in the session stack moves every login (put pam_autogroup after "
+                           "pam_systemd: autogroup check names the line), and a CPU property set on a unit above "
+                           "the logins (user.slice, user-UID.slice) makes systemd move them (leave those unset, "
+                           "autogroup.conf sets the policy); logged once per boot",
+                           l->hierarchy->mount, l->session->path, l->hierarchy->mount, where);
+        else if (AG_DEBUG(ctl))
+                pam_syslog(pamh, LOG_DEBUG, "this login was moved out of %s%s after it opened (it is in %s%s now)",
+                           l->hierarchy->mount, l->session->path, l->hierarchy->mount, where);
+        free(where);
+}
+
 void opened_slice(struct module_events *ev, const AgLogin *l, const AgPolicy *policy) {
         pam_handle_t *pamh = ev->pamh;
         char slice[64];
@@ -175,8 +196,16 @@ void opened_slice(struct module_events *ev, const AgLogin *l, const AgPolicy *po
 
                 ag_slice_state_format(&l->slice, &l->unit, what, sizeof what);
                 pam_syslog(pamh, LOG_DEBUG, "systemd mode: %s %s%s", slice, what,
-                           policy->sessions ? ", session scope CPUWeight=100 through pam_systemd" : "");
+                           !policy->sessions ? "" :
+                           l->session_weight == 0 ? ", session scope CPUWeight=100 (runtime)" :
+                           l->session_weight > 0 ? ", session scope CPUWeight=100 through pam_systemd" :
+                           ", session scope CPUWeight=100 failed");
         }
+        if (l->session_weight < 0)
+                pam_syslog(pamh, LOG_WARNING, "systemd mode: cannot set CPUWeight=100 on this login's session scope: "
+                           "%s; the user's sessions share %s without a level of their own",
+                           l->session_weight_error[0] ? l->session_weight_error : strerror(-l->session_weight),
+                           slice);
         snprintf(slice, sizeof slice, "user.slice/user-%lu.slice", (unsigned long) ev->uid);
         ag_audit_record(&ev->audit, "autogroup-systemd-slice", ev->user, ev->uid, slice, NULL);
 }

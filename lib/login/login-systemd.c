@@ -4,9 +4,9 @@
  * process is moved. What the rules set becomes runtime properties of
  * user-UID.slice (CPUWeight=, CPUWeight=idle, CPUQuotaPerSecUSec=), set over
  * D-Bus where systemd's own configuration leaves them unset
- * (lib/systemd/systemd-slice.c). The session level (the scope's CPUWeight=, handed
- * to pam_systemd as PAM data) and the login's environment are the PAM
- * module's part. */
+ * (lib/systemd/systemd-slice.c). The session level: after pam_systemd, the
+ * scope's CPUWeight= set here over D-Bus; before it, handed to pam_systemd as
+ * PAM data by the PAM module, whose part the login's environment is too. */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -64,6 +64,11 @@ static int systemd_open(AgLogin *l, const AgLoginParams *p, AgLoginFailure *f) {
                 return r;
         }
         l->state = AG_LOGIN_SLICE;
+        l->session_weight = 1;
+        if (p->policy->sessions && p->logind_session_id)
+                l->session_weight = ag_systemd_set_session_weight(&paths, p->logind_session_id, AG_WEIGHT_DEFAULT,
+                                                                  l->session_weight_error,
+                                                                  sizeof l->session_weight_error);
         return 0;
 }
 

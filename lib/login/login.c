@@ -7,10 +7,13 @@
 #include "config.h"
 #endif
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "login-backend.h"
 #include "util.h"
@@ -81,6 +84,45 @@ int ag_login_close(AgLogin *l, const AgLoginCloseParams *p, AgLoginEnd *ret_end)
         if (ret_end)
                 *ret_end = end;
         return r;
+}
+
+int ag_login_caller_left(const AgLogin *l, char **ret_where) {
+        char *cur = NULL;
+        int r;
+
+        if (l->mode != AG_MODE_CGROUPFS || l->state != AG_LOGIN_GROUPED || !l->hierarchy || !l->session ||
+            !l->session->path)
+                return -EINVAL;
+        r = ag_cg_pid_path(l->hierarchy, 0, &cur);
+        if (r < 0)
+                return r;
+        if (ag_cg_path_is_below(cur, l->session->path)) {
+                free(cur);
+                return 0;
+        }
+        *ret_where = cur;
+        return 1;
+}
+
+int ag_once_per_boot(const char *name) {
+        _cleanup_close_ int dir = -EBADF;
+        struct stat st;
+        int fd;
+
+        if (mkdir(AG_RUN_DIR, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        dir = open(AG_RUN_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir < 0)
+                return -errno;
+        if (fstat(dir, &st) < 0)
+                return -errno;
+        if (st.st_uid != 0 || (st.st_mode & 0022))
+                return -EPERM;
+        fd = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return errno == EEXIST ? 0 : -errno;
+        safe_close(fd);
+        return 1;
 }
 
 void ag_unit_values_format(const AgUnitValues *v, char *weight, size_t weight_size, char *quota,

@@ -84,6 +84,11 @@ typedef struct AgLogin {
         /* systemd: the values for the user slice (AG_LOGIN_SLICE, or AG_STEP_SLICE) */
         AgUnitValues unit;
         AgSliceState slice;            /* what was done with each property */
+        /* after pam_systemd: the session scope's CPUWeight= set over D-Bus
+         * (0), not asked for (1: no session level, or pam_systemd comes
+         * later and gets it as PAM data), or -errno with why */
+        int session_weight;
+        char session_weight_error[160];
 } AgLogin;
 
 typedef struct AgLoginParams {
@@ -95,6 +100,7 @@ typedef struct AgLoginParams {
         const AgConfig *config;        /* names the places swept at open */
         bool delegate;                 /* delegate=yes */
         bool logind_session;           /* pam_systemd already made this login's session (XDG_SESSION_ID) */
+        const char *logind_session_id; /* that session's id (XDG_SESSION_ID), or NULL */
         bool terminal;                 /* the login has a terminal (ag_tty_is_terminal() of PAM_TTY) */
         const AgEvents *events;        /* warnings, and each group a sweep removes (may be NULL) */
 } AgLoginParams;
@@ -151,6 +157,19 @@ int ag_login_close(AgLogin *l, const AgLoginCloseParams *p, AgLoginEnd *ret_end)
  * caller are dropped in the watcher. -errno when it could not be started. */
 typedef void (*ag_watch_done_fn)(void *userdata, int r, const AgLoginEnd *end);
 int ag_login_watch(const AgLogin *l, unsigned timeout_ms, const AgEvents *events, ag_watch_done_fn done);
+
+/* cgroupfs, a GROUPED login, at close: has its caller been moved out of
+ * its session since open (by a module later in the stack, such as
+ * pam_systemd on a systemd host with cgroup v1, or by systemd itself)? 1
+ * with *ret_where (freed by the caller) the caller's cgroup now, 0 when it
+ * is still below the session, -errno when it cannot be told. */
+int ag_login_caller_left(const AgLogin *l, char **ret_where);
+
+/* Creates AG_RUN_DIR/name (AG_RUN_DIR made root's 0755 when missing): 1 the
+ * first time since boot (/run is a tmpfs), 0 when it was there, -errno.
+ * What is "logged once per boot" uses it. */
+#define AG_RUN_DIR "/run/autogroup"
+int ag_once_per_boot(const char *name);
 
 /* "CPUWeight" and "CPUQuotaPerSecUSec" values as systemctl shows them. */
 void ag_unit_values_format(const AgUnitValues *v, char *weight, size_t weight_size, char *quota,

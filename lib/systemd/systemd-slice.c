@@ -455,21 +455,21 @@ static int get_files(const SdBusApi *api, sd_bus *bus, const char *path, Files *
         return r < 0 ? r : 0;
 }
 
-/* One runtime property in one call: what systemd refuses stays apart. */
-static int set_property(const SdBusApi *api, sd_bus *bus, const char *slice, AgSliceProp p, uint64_t value,
-                        sd_bus_error *error) {
+/* One runtime property (name as on the bus, of type "t") of unit in one
+ * call: what systemd refuses stays apart. */
+static int set_unit_property(const SdBusApi *api, sd_bus *bus, const char *unit, const char *name, uint64_t value,
+                             sd_bus_error *error) {
         sd_bus_message *m = NULL, *reply = NULL;
         int r;
 
         r = api->message_new_method_call(bus, &m, SD_DEST, "/org/freedesktop/systemd1",
                                          "org.freedesktop.systemd1.Manager", "SetUnitProperties");
         if (r >= 0)
-                r = api->message_append(m, "sb", slice, 1);   /* runtime = true */
+                r = api->message_append(m, "sb", unit, 1);    /* runtime = true */
         if (r >= 0)
                 r = api->message_open_container(m, 'a', "(sv)");
         if (r >= 0)
-                r = api->message_append(m, "(sv)", p == AG_SLICE_WEIGHT ? "CPUWeight" : "CPUQuotaPerSecUSec", "t",
-                                        value);
+                r = api->message_append(m, "(sv)", name, "t", value);
         if (r >= 0)
                 r = api->message_close_container(m);
         if (r >= 0)
@@ -479,6 +479,12 @@ static int set_property(const SdBusApi *api, sd_bus *bus, const char *slice, AgS
         if (m)
                 api->message_unref(m);
         return r;
+}
+
+static int set_property(const SdBusApi *api, sd_bus *bus, const char *slice, AgSliceProp p, uint64_t value,
+                        sd_bus_error *error) {
+        return set_unit_property(api, bus, slice, p == AG_SLICE_WEIGHT ? "CPUWeight" : "CPUQuotaPerSecUSec", value,
+                                 error);
 }
 
 typedef struct Ctx {
@@ -690,6 +696,36 @@ out:
                 *ret = st;
         return r < 0 ? r : 0;
 }
+
+int ag_systemd_set_session_weight(const AgSystemdPaths *paths, const char *session_id, uint64_t weight, char *errbuf,
+                                  size_t errsize) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        char scope[64];
+        SdBusApi api;
+        sd_bus *bus = NULL;
+        int r;
+
+        r = ag_session_scope_name(session_id, scope, sizeof scope);
+        if (r < 0) {
+                snprintf(errbuf, errsize, "not a logind session id");
+                return r;
+        }
+        r = ag_sdbus_load(&api, errbuf, errsize);
+        if (r < 0)
+                return r;
+        r = bus_open(&api, paths, &bus);
+        if (r < 0)
+                ag_sdbus_set_error(&api, errbuf, errsize, NULL, r);
+        else {
+                r = set_unit_property(&api, bus, scope, "CPUWeight", weight, &error);
+                if (r < 0)
+                        ag_sdbus_set_error(&api, errbuf, errsize, &error, r);
+                api.error_free(&error);
+                api.flush_close_unref(bus);
+        }
+        dlclose(api.dl);
+        return r < 0 ? r : 0;
+}
 #else
 int ag_systemd_apply_user_slice(const AgSystemdPaths *paths, uid_t uid, const AgUnitValues *v,
                                 AgSliceState *ret, char *errbuf, size_t errsize) {
@@ -706,6 +742,16 @@ int ag_systemd_apply_user_slice(const AgSystemdPaths *paths, uid_t uid, const Ag
 int ag_systemd_inspect_user_slice(const AgSystemdPaths *paths, uid_t uid, AgSliceState *ret, char *errbuf,
                                   size_t errsize) {
         return ag_systemd_apply_user_slice(paths, uid, NULL, ret, errbuf, errsize);
+}
+
+int ag_systemd_set_session_weight(const AgSystemdPaths *paths, const char *session_id, uint64_t weight, char *errbuf,
+                                  size_t errsize) {
+        (void) paths;
+        (void) session_id;
+        (void) weight;
+        if (errbuf && errsize)
+                snprintf(errbuf, errsize, "built without libsystemd");
+        return -EOPNOTSUPP;
 }
 #endif
 

@@ -89,6 +89,21 @@ bool ag_systemd_session_scope_path(const char *path) {
         return p > id && strcmp(p, ".scope") == 0;
 }
 
+int ag_session_scope_name(const char *id, char *buf, size_t size) {
+        size_t n;
+        int k;
+
+        if (!id)
+                return -EINVAL;
+        n = strlen(id);
+        if (n == 0 || n > 32 || strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != n)
+                return -EINVAL;
+        k = snprintf(buf, size, "session-%s.scope", id);
+        if (k < 0 || (size_t) k >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
 int ag_terminal_scope_name(pid_t sid, char *buf, size_t size) {
         int n;
 

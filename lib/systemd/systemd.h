@@ -184,6 +184,17 @@ int ag_systemd_gc(const char *cgroup_root, const AgSystemdPaths *paths, ag_syste
  * daemon), the call and its answer, all within this much of its start. */
 #define AG_TERMINAL_SCOPE_TIMEOUT_USEC UINT64_C(1000000)
 
+/* "session-<id>.scope", logind's scope of session id (XDG_SESSION_ID: letters
+ * and digits, at most 32). -EINVAL for anything else. */
+int ag_session_scope_name(const char *id, char *buf, size_t size);
+
+/* After pam_systemd: CPUWeight=weight, runtime, on logind's scope of session
+ * id (the session level of the systemd mode; before pam_systemd the weight
+ * goes as PAM data instead). One connection to the system bus (paths->bus_address
+ * for tests). -errno with errbuf saying why. */
+int ag_systemd_set_session_weight(const AgSystemdPaths *paths, const char *session_id, uint64_t weight, char *errbuf,
+                                  size_t errsize);
+
 /* "autogroup-sid-<sid>.scope" */
 int ag_terminal_scope_name(pid_t sid, char *buf, size_t size);
 

@@ -164,8 +164,8 @@ check_not "common-session-noninteractive does not have it (Session-Interactive-O
 if grep -q pam_systemd /etc/pam.d/common-session; then
         n_sd=$(grep -n pam_systemd /etc/pam.d/common-session | head -n1 | cut -d: -f1)
         n_ag=$(grep -n pam_autogroup /etc/pam.d/common-session | head -n1 | cut -d: -f1)
-        check "pam_autogroup comes before pam_systemd (it hands pam_systemd the session weight)" \
-                test "${n_ag:-999999}" -lt "$n_sd"
+        check "pam_autogroup comes after pam_systemd (on cgroup v1 logind's scope start would undo its group)" \
+                test "${n_ag:-0}" -gt "$n_sd"
 fi
 check "autogroup check accepts the shipped autogroup.conf" /usr/bin/autogroup check /etc/security/autogroup.conf
 check "the gc timer is enabled" test -L /etc/systemd/system/timers.target.wants/autogroup-gc.timer

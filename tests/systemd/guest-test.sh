@@ -6,11 +6,12 @@
 # lives in the guest's tmpfs overlay and vanishes at power-off.
 #
 # Real ssh logins of throw-away users with pam_autogroup (mode=auto) placed
-# before pam_systemd in sshd's stack:
+# after pam_systemd in sshd's stack (the package's order):
 #   - mode=auto picks the systemd mode: nothing under /sys/fs/cgroup/<root>
 #   - loginctl lists both sessions, their processes sit in session-N.scope
 #   - user-UID.slice carries the policy (CPUWeight, CPUQuotaPerSecUSec, idle)
-#     and the session scope CPUWeight=100 handed over to pam_systemd
+#     and the session scope CPUWeight=100 set over D-Bus (runtime), gone
+#     with the scope
 #   - "autogroup enter" without AUTOGROUP_MODE does nothing, silently, exit 0
 #   - terminals: two setsid shells of one login each get a scope of the user's
 #     manager (autogroup-sid-<sid>.scope, cpu.weight 100) and share the CPU as
@@ -29,7 +30,8 @@
 #   - 8 spinners (user A, weight 200) against 1 (user B, weight 100): B gets
 #     about a third of the CPU the two use (no grouping: 1/9)
 #   - logout leaves no session, process, slice or autogroup cgroup behind
-#   - a stack with pam_autogroup after pam_systemd gets the notice
+#   - a stack with pam_autogroup before pam_systemd works too: the session
+#     weight handed to pam_systemd as PAM data
 #   - a login that never reaches logind (no pam_systemd) leaves no runtime
 #     property and no cgroup for its user's slice
 #   - tools/demo: the systemd mode through real logind sessions, B's part of
@@ -67,7 +69,7 @@ echo "# $(systemctl --version | head -n1), kernel $(uname -r), $(nproc) cpu(s), 
 check "cgroup v2 at $CG2" test "$(stat -f -c %T $CG2)" = cgroup2fs
 check "sshd active" waitfor 60 systemctl is-active ssh
 
-echo "# 1. install: module before pam_systemd (common-session) in sshd's stack"
+echo "# 1. install: module after pam_systemd (common-session) in sshd's stack, the package's order"
 install -m 644 "$MODULE" "$SECDIR/pam_autogroup.so"
 UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UD="${TAG}d"; UE="${TAG}e"; UF="${TAG}f"; UG="${TAG}g"; UR="${TAG}r"
 for u in "$UA" "$UB" "$UC" "$UD" "$UE" "$UF" "$UG" "$UR"; do
@@ -88,9 +90,9 @@ $UR    interactive 2
 CONF
 chmod 644 /etc/security/autogroup.conf
 cp /etc/pam.d/sshd "$T/sshd.orig"
-sed -i 's|^@include common-session$|session optional pam_autogroup.so debug\n&|' /etc/pam.d/sshd
-check "pam_autogroup sits right before common-session (pam_systemd)" \
-        grep -B1 -x '@include common-session' /etc/pam.d/sshd
+sed -i 's|^@include common-session$|&\nsession optional pam_autogroup.so debug|' /etc/pam.d/sshd
+check "pam_autogroup sits right after common-session (pam_systemd)" \
+        grep -A1 -x '@include common-session' /etc/pam.d/sshd
 SSH=(timeout 900 ssh -o BatchMode=yes -o ConnectTimeout=60)
 STOP="$T/stop"
 
@@ -147,7 +149,7 @@ check_eq "user-$IB.slice CPUWeight=100" 100 "$(slice_prop "$IB" CPUWeight)"
 check_eq "user-$IB.slice CPUQuotaPerSecUSec=1.5s" 1.500000s "$(slice_prop "$IB" CPUQuotaPerSecUSec)"
 check_eq "user-$IB.slice cpu.max" "150000 100000" "$(cat "$CG2/user.slice/user-$IB.slice/cpu.max")"
 check_eq "user-$IA.slice not capped" infinity "$(slice_prop "$IA" CPUQuotaPerSecUSec)"
-check_eq "session-$XA.scope CPUWeight=100 (from pam_systemd)" 100 "$(systemctl show "session-$XA.scope" -p CPUWeight --value)"
+check_eq "session-$XA.scope CPUWeight=100 (set over D-Bus after pam_systemd)" 100 "$(systemctl show "session-$XA.scope" -p CPUWeight --value)"
 check_eq "session-$XA.scope cpu.weight 100" 100 "$(cat "$CG2/user.slice/user-$IA.slice/session-$XA.scope/cpu.weight" 2>/dev/null)"
 check "properties are runtime ones (/run/systemd/system.control)" test -d "/run/systemd/system.control/user-$IA.slice.d"
 check "nothing in /etc/systemd/system.control" test ! -e "/etc/systemd/system.control/user-$IA.slice.d"
@@ -185,6 +187,7 @@ check "user-$IA.slice stopped" waitfor 120 sh -c "[ \"\$(systemctl show user-$IA
 check "user-$IB.slice stopped" waitfor 120 sh -c "[ \"\$(systemctl show user-$IB.slice -p ActiveState --value)\" = inactive ]"
 check "no user-$IA.slice cgroup left" test ! -e "$CG2/user.slice/user-$IA.slice"
 check "nothing under $CG2/autogroup" test ! -e "$CG2/autogroup"
+check "the session scopes' runtime CPUWeight= went with them" waitfor 60 sh -c "! ls -d /run/systemd/system.control/session-$XA.scope.d/50-CPUWeight.conf /run/systemd/system.control/session-$XB.scope.d/50-CPUWeight.conf 2>/dev/null | grep -q ."
 check "the close was seen" sh -c "journalctl -b -o cat | grep -q 'systemd mode: nothing to remove'"
 
 echo "# 7b. terminals: a scope of the user's manager per setsid() shell (AUTOGROUP_MODE=systemd)"
@@ -539,20 +542,21 @@ check "no process of R left" waitfor 120 sh -c "! pgrep -u $UR"
 check "no autogroup-run scope left anywhere" waitfor 120 sh -c "[ -z \"\$(find $CG2 -name 'autogroup-run-*' 2>/dev/null)\" ]"
 check "user-$IR.slice gone" waitfor 120 test ! -e "$CG2/user.slice/user-$IR.slice"
 
-echo "# 8. pam_autogroup after pam_systemd: the notice; the slice still gets its policy"
+echo "# 8. pam_autogroup before pam_systemd: the slice gets its policy, the scope its weight through pam_systemd"
 cp "$T/sshd.orig" /etc/pam.d/sshd
-sed -i 's|^@include common-session$|&\nsession optional pam_autogroup.so|' /etc/pam.d/sshd
-out=$("${SSH[@]}" "$UC@127.0.0.1" 'cat /sys/fs/cgroup/user.slice/user-$(id -u).slice/cpu.idle; cut -d: -f3 /proc/self/cgroup' 2>&1)
+sed -i 's|^@include common-session$|session optional pam_autogroup.so debug\n&|' /etc/pam.d/sshd
+out=$("${SSH[@]}" "$UC@127.0.0.1" 'cat /sys/fs/cgroup/user.slice/user-$(id -u).slice/cpu.idle; cut -d: -f3 /proc/self/cgroup; systemctl show "session-$XDG_SESSION_ID.scope" -p CPUWeight --value' 2>&1)
 echo "$out" | sed 's/^/#   C: /'
 check_eq "idle yes -> user-$IC.slice cpu.idle 1" 1 "$(echo "$out" | head -n1)"
 check_eq "CPUWeight=idle" idle "$(slice_prop "$IC" CPUWeight)"
 check "C's login still in its session scope" sh -c "echo '$out' | grep -q '^/user.slice/user-$IC.slice/session-[0-9]*.scope\$'"
-check "the wrong order is pointed out" sh -c "journalctl -b -o cat | grep -q 'pam_systemd ran before pam_autogroup'"
+check_eq "  its session scope CPUWeight=100 (from pam_systemd)" 100 "$(echo "$out" | sed -n 3p)"
+check "  the debug line says it went through pam_systemd" sh -c "journalctl -b -o cat | grep -q 'user-$IC.slice .*session scope CPUWeight=100 through pam_systemd'"
 cp "$T/sshd.orig" /etc/pam.d/sshd
 
 echo "# 9. logins nested in a logind session (runuser -l from root's ssh shell) stay in it; the module steps aside"
 install -m 600 /root/.ssh/id_ed25519.pub /root/.ssh/authorized_keys
-sed -i 's|^@include common-session$|session optional pam_autogroup.so debug\n&|' /etc/pam.d/sshd
+sed -i 's|^@include common-session$|&\nsession optional pam_autogroup.so debug|' /etc/pam.d/sshd
 cp /etc/pam.d/runuser "$T/runuser.orig"
 echo "session optional pam_autogroup.so debug" >>/etc/pam.d/runuser
 out=$("${SSH[@]}" root@127.0.0.1 "cut -d: -f3 /proc/self/cgroup; runuser -l root -c 'cut -d: -f3 /proc/self/cgroup';
@@ -615,7 +619,7 @@ for u in "$UJ" "$UK"; do
         install -m 600 -o "$u" -g "$u" /root/.ssh/id_ed25519.pub "/home/$u/.ssh/authorized_keys"
 done
 IJ=$(id -u "$UJ"); IK=$(id -u "$UK")
-sed -i 's|^@include common-session$|session optional pam_autogroup.so debug\n&|' /etc/pam.d/sshd
+sed -i 's|^@include common-session$|&\nsession optional pam_autogroup.so debug|' /etc/pam.d/sshd
 conf() { printf '%s\n' "$@" >/etc/security/autogroup.conf; }
 conf "# shipped: no rule"
 hold() { # hold USER NAME: an ssh login of USER until $TT/NAME.stop exists

@@ -20,7 +20,7 @@ vm_ensure_pkgs qemu-system-x86 busybox-static cpio xz-utils debootstrap
 vm_build_boot
 
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
-PKGS=systemd,systemd-sysv,dbus,libpam-systemd,openssh-server,openssh-client,iproute2,procps,util-linux,libpam-modules,passwd
+PKGS=systemd,systemd-sysv,dbus,libpam-systemd,openssh-server,openssh-client,iproute2,procps,util-linux,libpam-modules,passwd,tmux,cron
 SUM=$(cat "$HERE/vm-build.sh" "$HERE/guest-runner.sh" | sha256sum | cut -d' ' -f1)
 rootfs_current() { [ -d "$VM_ROOTFS" ] && [ "$(cat "$VM_ROOTFS_STAMP" 2>/dev/null)" = "$SUM" ]; }
 mkdir -p "$SD_LANE" || vm_unavailable "cannot create $SD_LANE"

@@ -145,6 +145,22 @@ static void test_slice_name(void **state) {
         assert_int_equal(ag_user_slice_name(1000, small, sizeof small), -ENOBUFS);
 }
 
+static void test_session_scope_name(void **state) {
+        char buf[64];
+
+        (void) state;
+        assert_int_equal(ag_session_scope_name("7", buf, sizeof buf), 0);
+        assert_string_equal(buf, "session-7.scope");
+        assert_int_equal(ag_session_scope_name("c2a", buf, sizeof buf), 0);
+        assert_string_equal(buf, "session-c2a.scope");
+        assert_int_equal(ag_session_scope_name(NULL, buf, sizeof buf), -EINVAL);
+        assert_int_equal(ag_session_scope_name("", buf, sizeof buf), -EINVAL);
+        assert_int_equal(ag_session_scope_name("1/../2", buf, sizeof buf), -EINVAL);
+        assert_int_equal(ag_session_scope_name("1.scope", buf, sizeof buf), -EINVAL);
+        assert_int_equal(ag_session_scope_name("123456789012345678901234567890123", buf, sizeof buf), -EINVAL);
+        assert_int_equal(ag_session_scope_name("7", buf, 8), -ENAMETOOLONG);
+}
+
 static void test_terminal_scope_name(void **state) {
         char buf[64], small[16];
 
@@ -1311,6 +1327,38 @@ static void test_slice_no_manager(void **state) {
         assert_non_null(strstr(what, "CPUWeight=300 refused"));
         assert_false(exists(f->rec, "user-5.slice"));
 }
+
+/* After pam_systemd: the session scope's CPUWeight= in one runtime call on
+ * logind's scope of that id; an id that is not logind's is refused before
+ * any call, and no manager is one -errno with the reason. */
+static void test_session_weight(void **state) {
+        Fake *f = *state;
+        char address[160], why[256] = "";
+        AgSystemdPaths paths = { .bus_address = address, .control_dir = f->ctl, .record_dir = f->rec };
+        int status = -1, r;
+        pid_t pid;
+
+        snprintf(address, sizeof address, "unix:path=%s", f->sock);
+        (void) unlink(f->sock);
+        pid = fake_serve(f);
+        signal(SIGALRM, hung);
+        alarm(LIVENESS_S);
+        r = ag_systemd_set_session_weight(&paths, "c12", 100, why, sizeof why);
+        alarm(0);
+        assert_int_equal(r, 0);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        calls_equal(f, "session-c12.scope CPUWeight=100\n");
+
+        (void) unlink(f->log);
+        assert_int_equal(ag_systemd_set_session_weight(&paths, "../user-5.slice", 100, why, sizeof why), -EINVAL);
+        assert_int_equal(ag_systemd_set_session_weight(&paths, "", 100, why, sizeof why), -EINVAL);
+        assert_false(access(f->log, F_OK) == 0);
+        (void) unlink(f->sock);         /* nobody listens */
+        assert_true(ag_systemd_set_session_weight(&paths, "3", 100, why, sizeof why) < 0);
+        print_message("# %s\n", why);
+        assert_true(why[0] != 0);
+}
 #endif
 
 int main(void) {
@@ -1321,6 +1369,7 @@ int main(void) {
                 cmocka_unit_test(test_unit_values),
                 cmocka_unit_test(test_slice_name),
                 cmocka_unit_test(test_terminal_scope_name),
+                cmocka_unit_test(test_session_scope_name),
                 cmocka_unit_test(test_scope_place),
                 cmocka_unit_test_setup_teardown(test_scope_no_socket, dirs_setup, dirs_teardown),
                 cmocka_unit_test_setup_teardown(test_scope_private_never_answers, dirs_setup, dirs_teardown),
@@ -1344,6 +1393,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_slice_no_rule, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_slice_precedence, fake_setup, fake_teardown),
                 cmocka_unit_test_setup_teardown(test_slice_no_manager, fake_setup, fake_teardown),
+                cmocka_unit_test_setup_teardown(test_session_weight, fake_setup, fake_teardown),
 #endif
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
