@@ -124,21 +124,25 @@ static const VerbOption explain_options[] = {
 
 #define LATENCY_HELP                                                            \
         "CLASS: 0|batch 1|normal 2|interactive 3|audio\n"                       \
-        "(at interactive 1, 2 from AUTOGROUP_INTERACTIVE, and\n"                \
-        "no --weight: the leaf's weight from the class)"
+        "(at interactive 1, 2: the class leaf root made; in a\n"               \
+        "delegated session or the systemd mode the class's\n"                  \
+        "weight from AUTOGROUP_INTERACTIVE, unless --weight)"
 
 static const VerbOption run_options[] = {
         { "latency", required_argument, OPT_LATENCY, "CLASS", LATENCY_HELP },
-        { "weight", required_argument, OPT_WEIGHT, "W", "the leaf's weight (1..10000)" },
-        { "idle", optional_argument, OPT_IDLE, "yes|no", "the leaf's cpu.idle (no value: yes)" },
+        { "weight", required_argument, OPT_WEIGHT, "W", "CMD's own leaf's weight (1..10000): in a session\n"
+          "delegated to you (delegate=yes) or the systemd mode;\nroot's leaves keep root's weights" },
+        { "idle", optional_argument, OPT_IDLE, "yes|no", "CMD's own leaf's cpu.idle (no value: yes):\n"
+          "delegated session or systemd mode only" },
         { "verbose", no_argument, 'v', NULL, "say where CMD runs" },
         {}
 };
 
 static const VerbOption set_options[] = {
         { "latency", required_argument, OPT_LATENCY, "CLASS", LATENCY_HELP },
-        { "weight", required_argument, OPT_WEIGHT, "W", "the leaf's weight (1..10000)" },
-        { "idle", required_argument, OPT_IDLE, "yes|no", "the leaf's cpu.idle" },
+        { "weight", required_argument, OPT_WEIGHT, "W", "the weight of your own leaf the process is in\n"
+          "(1..10000): in a delegated session only" },
+        { "idle", required_argument, OPT_IDLE, "yes|no", "that leaf's cpu.idle: in a delegated session only" },
         { "verbose", no_argument, 'v', NULL, "say what was changed" },
         {}
 };
