@@ -88,6 +88,16 @@ grep -nE 'pam_systemd|pam_autogroup' /etc/pam.d/common-session | sed 's/^/#   co
 n_sd=$(grep -n pam_systemd /etc/pam.d/common-session | head -n1 | cut -d: -f1)
 n_ag=$(grep -n pam_autogroup /etc/pam.d/common-session | head -n1 | cut -d: -f1)
 check "common-session: the profile's line comes after pam_systemd's ($n_ag > $n_sd)" test "${n_ag:-0}" -gt "${n_sd:-999999}"
+HELPER="$abs_top_builddir/helper/autogroup"
+"$HELPER" check >"$T/check.out" 2>&1
+check_not "autogroup check: no order warning for the package's stack" grep -q 'comes before pam_systemd' "$T/check.out"
+cp /etc/pam.d/common-session "$T/common-session.pkg"
+grep -v pam_autogroup "$T/common-session.pkg" | sed 's|^\(session[^#]*pam_systemd.so.*\)$|session optional pam_autogroup.so\n\1|' >/etc/pam.d/common-session
+"$HELPER" check >"$T/check.out" 2>&1
+sed -n '/pam_systemd/s/^/#   check: /p' "$T/check.out"
+check "autogroup check names the line before pam_systemd on this host" \
+        grep -qE 'warning: /etc/pam.d/common-session:[0-9]+: comes before pam_systemd.so at /etc/pam.d/common-session:[0-9]+' "$T/check.out"
+cp "$T/common-session.pkg" /etc/pam.d/common-session
 check "sshd active" sh -c 'for i in $(seq 300); do systemctl is-active -q ssh && exit 0; sleep 0.2; done; exit 1'
 install -d -m 700 -o "$UA" -g "$UA" "/home/$UA/.ssh" 2>/dev/null || { mkdir -p "/home/$UA"; chown "$UA" "/home/$UA"; install -d -m 700 -o "$UA" "/home/$UA/.ssh"; }
 install -m 600 -o "$UA" /root/.ssh/id_ed25519.pub "/home/$UA/.ssh/authorized_keys"
