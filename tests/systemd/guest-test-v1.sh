@@ -145,7 +145,8 @@ check "s2 stays in its group after another daemon-reload ($(cpu_pid "$P2"))" gre
 release s1
 release s2
 check "close of s1 logged that it was moved, with the fix" \
-        sh -c "journalctl -b -o cat | grep -q 'was moved out of /sys/fs/cgroup/cpu/autogroup/user-$IA/.*set on a unit above the logins'"
+        sh -c "for i in \$(seq 120); do journalctl -b -o cat | grep -q 'was moved out of [^ ]*/autogroup/user-$IA/.*set on a unit above the logins' && exit 0; sleep 0.5; done; exit 1"
+journalctl -b -o cat | grep 'was moved out of' | tail -n1 | sed 's/^/#   journal: /'
 systemctl revert "user-$IA.slice" >/dev/null 2>&1
 check "nothing of UA's left under $CPU/autogroup" \
         sh -c "for i in \$(seq 120); do ! ls -d $CPU/autogroup/user-$IA/*/ >/dev/null 2>&1 && exit 0; sleep 0.5; done; exit 1"
