@@ -266,6 +266,8 @@ static void test_systemd(void **state) {
         m->procs = 1;
         node(m, "autogroup-sid-5.scope", "terminal")->procs = 1;
         node(m, "autogroup-sid-9.scope", "terminal");
+        /* "autogroup run" commands' scopes are leaves too */
+        node(m, "autogroup-run-40.scope", "run")->procs = 1;
         /* a slice whose user NSS does not know, nothing readable */
         user(s->tree, 1001, NULL);
 
@@ -281,7 +283,7 @@ static void test_systemd(void **state) {
         assert_metric(out, "autogroup_user_cap_cpus", l, "1.5");
         assert_metric(out, "autogroup_user_idle", l, "0");
         assert_metric(out, "autogroup_user_sessions", l, "1");
-        assert_metric(out, "autogroup_user_leaves", l, "2");
+        assert_metric(out, "autogroup_user_leaves", l, "3");
         /* the unknown user: an empty user label, and no sample of what was unreadable */
         assert_line(out, "autogroup_user_sessions{root=\"user.slice\",pool=\"\",uid=\"1001\",user=\"\"} 0");
         assert_null(strstr(out, "autogroup_user_cpu_seconds_total{root=\"user.slice\",pool=\"\",uid=\"1001\""));
@@ -341,6 +343,12 @@ static void test_v2_pools(void **state) {
         mkdirs(fd, "autogroup/pool-physics/user-3999999990/s2/login");
         mkdirs(fd, "autogroup/pool-physics/user-3999999990/s2/sid-77");
         mkdirs(fd, "autogroup/pool-physics/user-3999999991/s1/login");
+        /* a session whose login closed: login/ removed, its six leaves kept */
+        for (int i = 1; i <= 6; i++) {
+                char leaf[80];
+                snprintf(leaf, sizeof leaf, "autogroup/pool-physics/user-3999999991/s2/leaf-%d", i);
+                mkdirs(fd, leaf);
+        }
         /* a user group with neither sessions nor processes: no session */
         mkdirs(fd, "autogroup/pool-physics/user-3999999992");
         putf(fd, "autogroup/pool-physics/user-3999999992", "cgroup.procs", "");
@@ -371,14 +379,19 @@ static void test_v2_pools(void **state) {
         assert_metric(out, "autogroup_user_leaves", u1, "3");
         assert_metric(out, "autogroup_user_sessions", "{root=\"autogroup\",pool=\"physics\",uid=\"3999999992\",user=\"\"}",
                       "0");
+        assert_metric(out, "autogroup_user_sessions", "{root=\"autogroup\",pool=\"physics\",uid=\"3999999991\",user=\"\"}",
+                      "2");
+        assert_metric(out, "autogroup_user_leaves", "{root=\"autogroup\",pool=\"physics\",uid=\"3999999991\",user=\"\"}",
+                      "6");
         assert_metric(out, "autogroup_pool_users", p, "3");
-        assert_metric(out, "autogroup_pool_sessions", p, "3");
-        assert_metric(out, "autogroup_pool_leaves", p, "3");
+        assert_metric(out, "autogroup_pool_sessions", p, "4");
+        assert_metric(out, "autogroup_pool_leaves", p, "9");
         assert_metric(out, "autogroup_pool_cpu_seconds_total", p, "3.000001");
         assert_metric(out, "autogroup_pool_cpu_throttled_periods_total", p, "4");
         assert_metric(out, "autogroup_pool_cpu_throttled_seconds_total", p, "0.001500");
         assert_metric(out, "autogroup_pool_cap_cpus", p, "4");
-        assert_metric(out, "autogroup_pool_weight", p, "1");
+        /* idle: weight 0, whatever the kernel reads back (1 here, as since Linux 6.6) */
+        assert_metric(out, "autogroup_pool_weight", p, "0");
         assert_metric(out, "autogroup_pool_idle", p, "1");
         /* any other weight: not idle, cpu.idle not read (user-0 has none) */
         assert_metric(out, "autogroup_user_idle", r0, "0");
