@@ -3,12 +3,15 @@
  * directory standing in for a group) and "autogroup metrics" of collected
  * trees in the shapes the host's tests do not make: cgroup v2 (files in a temp
  * directory) with pools and a user with sessions no, and the systemd mode's
- * user slices. */
+ * user slices (their run scopes among the leaves); and the status's test of
+ * a closed login (ag_status_login_closed) on a cgroup.procs of real processes. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -425,6 +428,71 @@ static void test_v2_pools(void **state) {
         assert_int_equal(system(cmd), 0);
 }
 
+/* Whether a session's login closed, from the group the login's own
+ * process (root's) sits in while it is open: a temp directory's cgroup.procs
+ * lists real processes */
+static void test_login_closed(void **state) {
+        char dir[] = "/tmp/ag-metrics-XXXXXX", text[64];
+        int fd, sync[2];
+        pid_t child;
+        (void) state;
+
+        assert_non_null(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        /* the group is gone (close removed an empty login/) */
+        assert_int_equal(ag_status_login_closed(-1, 1000), 1);
+        /* no process at all */
+        put(fd, "cgroup.procs", "");
+        assert_int_equal(ag_status_login_closed(fd, 1000), 1);
+        /* a process that is not root's (the user's nohup job): closed */
+        assert_int_equal(pipe(sync), 0);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                char c;
+                if (geteuid() == 0 && setresuid(65534, 65534, 65534) < 0)
+                        _exit(1);
+                (void) write(sync[1], "x", 1);
+                (void) read(sync[0], &c, 1);    /* until the parent kills it */
+                _exit(0);
+        }
+        char c;
+        assert_int_equal(read(sync[0], &c, 1), 1);
+        snprintf(text, sizeof text, "%d\n", (int) child);
+        put(fd, "cgroup.procs", text);
+        assert_int_equal(ag_status_login_closed(fd, 1000), 1);
+        /* with a process of effective uid 0 (pid 1 here, as sshd's [priv] in a login/): open */
+        FILE *f = fopen("/proc/1/status", "re");
+        if (f) {
+                char line[256];
+                unsigned long r, e = 1;
+                while (fgets(line, sizeof line, f))
+                        if (sscanf(line, "Uid: %lu %lu", &r, &e) == 2)
+                                break;
+                fclose(f);
+                if (e == 0) {
+                        snprintf(text, sizeof text, "%d\n1\n", (int) child);
+                        put(fd, "cgroup.procs", text);
+                        assert_int_equal(ag_status_login_closed(fd, 1000), 0);
+                        /* a session of root's: every process is root's, it cannot be told */
+                        assert_int_equal(ag_status_login_closed(fd, 0), -1);
+                }
+        }
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        /* a process gone meanwhile is skipped */
+        snprintf(text, sizeof text, "%d\n", (int) child);
+        put(fd, "cgroup.procs", text);
+        assert_int_equal(ag_status_login_closed(fd, 1000), 1);
+        close(sync[0]);
+        close(sync[1]);
+        close(fd);
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        assert_int_equal(system(cmd), 0);
+}
+
 static void test_escaping(void **state) {
         AgStatus *s = status(1, false, "/autogroup");
         (void) state;
@@ -468,6 +536,7 @@ int main(void) {
                 cmocka_unit_test(test_throttle),
                 cmocka_unit_test(test_systemd),
                 cmocka_unit_test(test_v2_pools),
+                cmocka_unit_test(test_login_closed),
                 cmocka_unit_test(test_escaping),
                 cmocka_unit_test(test_write),
         };
