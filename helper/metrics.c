@@ -65,7 +65,8 @@ static const Family families[] = {
         { "cap_cpus", "gauge", "CPU cap in CPUs (cpu.max quota / period; +Inf: none).", W_CAP },
         { "idle", "gauge", "1 when the group runs only when nobody else wants the CPU (cpu.idle).", W_IDLE },
         { "sessions", "gauge",
-          "Sessions (session groups, a lingering one too: its login closed, processes outlived it; a user with sessions no counts 1 while logged in).", W_SESSIONS },
+          "Sessions (session groups, a lingering one too: its login closed, processes outlived it; "
+          "a user with sessions no counts 1 while logged in).", W_SESSIONS },
         { "leaves", "gauge",
           "Leaves of the sessions but login/ (root's leaf-N and class-CLASS, a delegated session's own; "
           "systemd: the terminals' and commands' scopes).", W_LEAVES },
