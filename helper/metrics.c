@@ -267,19 +267,19 @@ static int read_group(const Walk *w, int parent_fd, int parent_afd, const char *
  * login/ (root's leaf-<i> and class-<class>, in a delegated session the ones
  * the user made), from its link count (2 + its child groups) less login/
  * when it is there: a session whose login closed keeps its leaves for what
- * outlived the logout, and close removed its empty login/. One stat of the
- * session and, when it has groups, one of login/ through the session's fd
- * (no path of the user's followed). */
+ * outlived the logout, and close removed its empty login/. Two stats, of
+ * the session and of name/login: name is an entry of the user group, which
+ * only root writes, in cgroupfs, which has no symbolic links. */
 static long long session_leaves(int ufd, const char *name) {
-        _cleanup_close_ int sfd = -1;
+        char login[NAME_MAX + sizeof "/" AG_LOGIN_LEAF];
         struct stat st;
         long long below;
 
-        sfd = openat(ufd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sfd < 0 || fstat(sfd, &st) < 0 || st.st_nlink <= 2)
+        if (fstatat(ufd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) || st.st_nlink <= 2)
                 return 0;
         below = (long long) st.st_nlink - 2;
-        if (fstatat(sfd, AG_LOGIN_LEAF, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISDIR(st.st_mode))
+        snprintf(login, sizeof login, "%s/%s", name, AG_LOGIN_LEAF);
+        if (fstatat(ufd, login, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISDIR(st.st_mode))
                 below--;
         return below;
 }
