@@ -450,14 +450,14 @@ static void test_login_closed(void **state) {
         child = fork();
         assert_true(child >= 0);
         if (child == 0) {
-                char c;
                 if (geteuid() == 0 && setresuid(65534, 65534, 65534) < 0)
                         _exit(1);
                 (void) write(sync[1], "x", 1);
-                (void) read(sync[0], &c, 1);    /* until the parent kills it */
-                _exit(0);
+                for (;;)
+                        pause();        /* until the parent kills it */
         }
         char c;
+        close(sync[1]);         /* a child that failed: read gives 0, not a wait */
         assert_int_equal(read(sync[0], &c, 1), 1);
         snprintf(text, sizeof text, "%d\n", (int) child);
         put(fd, "cgroup.procs", text);
@@ -486,7 +486,6 @@ static void test_login_closed(void **state) {
         put(fd, "cgroup.procs", text);
         assert_int_equal(ag_status_login_closed(fd, 1000), 1);
         close(sync[0]);
-        close(sync[1]);
         close(fd);
         char cmd[64];
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
