@@ -59,14 +59,17 @@ static const Family families[] = {
         { "cpu_throttled_seconds_total", "counter",
           "Time the group's tasks were held back by its cap (cpu.stat throttled_usec, v1 throttled_time).",
           W_THROTTLED_SEC },
-        { "weight", "gauge", "CPU weight (1..10000; cgroup v1: cpu.shares * 100 / 1024).", W_WEIGHT },
+        { "weight", "gauge",
+          "CPU weight (1..10000; cgroup v1: cpu.shares * 100 / 1024 rounded); 0 for an idle group "
+          "(autogroup_*_idle 1: the kernel gives it the weight of SCHED_IDLE).", W_WEIGHT },
         { "cap_cpus", "gauge", "CPU cap in CPUs (cpu.max quota / period; +Inf: none).", W_CAP },
         { "idle", "gauge", "1 when the group runs only when nobody else wants the CPU (cpu.idle).", W_IDLE },
         { "sessions", "gauge",
-          "Live sessions (session groups; a user with sessions no counts 1 while logged in).", W_SESSIONS },
+          "Sessions (session groups, a lingering one too: its login closed, processes outlived it; "
+          "a user with sessions no counts 1 while logged in).", W_SESSIONS },
         { "leaves", "gauge",
           "Leaves of the sessions but login/ (root's leaf-N and class-CLASS, a delegated session's own; "
-          "systemd: terminal scopes).", W_LEAVES },
+          "systemd: the terminals' and commands' scopes).", W_LEAVES },
         { "users", "gauge", "User groups in the pool.", W_USERS },
 };
 
@@ -260,13 +263,32 @@ static int read_group(const Walk *w, int parent_fd, int parent_afd, const char *
         return 0;
 }
 
-/* Sessions and leaves below the user group ufd, without opening them: the
- * entries read straight from ufd (no directory stream), a session's leaves
- * from its link count (2 + its child groups). The leaves are every group
- * right below a session but login/: root's leaf-<i> and class-<class>, and
- * in a delegated session the ones the user made (a session without login/
- * counts one fewer). A user group with no session (sessions no: the logins
- * share it) counts one session while it holds processes. */
+/* The leaves of the session name below ufd: every group right below it but
+ * login/ (root's leaf-<i> and class-<class>, in a delegated session the ones
+ * the user made), from its link count (2 + its child groups) less login/
+ * when it is there: a session whose login closed keeps its leaves for what
+ * outlived the logout, and close removed its empty login/. Two stats, of
+ * the session and of name/login: name is an entry of the user group, which
+ * only root writes, in cgroupfs, which has no symbolic links. */
+static long long session_leaves(int ufd, const char *name) {
+        char login[NAME_MAX + sizeof "/" AG_LOGIN_LEAF];
+        struct stat st;
+        long long below;
+
+        if (fstatat(ufd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) || st.st_nlink <= 2)
+                return 0;
+        below = (long long) st.st_nlink - 2;
+        snprintf(login, sizeof login, "%s/%s", name, AG_LOGIN_LEAF);
+        if (fstatat(ufd, login, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISDIR(st.st_mode))
+                below--;
+        return below;
+}
+
+/* Sessions and leaves below the user group ufd, without reading the
+ * sessions' directories: the entries read straight from ufd (no directory
+ * stream), each session's leaves as session_leaves() counts them. A user
+ * group with no session (sessions no: the logins share it) counts one
+ * session while it holds processes. */
 static void count_sessions(const Walk *w, int ufd, AgMetricsGroup *g) {
         long long n = 0, below = 0;
         bool end = false;
@@ -276,7 +298,6 @@ static void count_sessions(const Walk *w, int ufd, AgMetricsGroup *g) {
         while (!end && n < AG_STATUS_USER_MAX_NODES && (len = getdents64(ufd, buf, sizeof buf)) > 0)
                 for (ssize_t off = 0; off < len && n < AG_STATUS_USER_MAX_NODES;) {
                         struct dirent64 *de = (struct dirent64 *) (buf + off);
-                        struct stat st;
 
                         off += de->d_reclen;
                         /* kernfs (cgroupfs) gives the last entry of a directory the
@@ -286,9 +307,7 @@ static void count_sessions(const Walk *w, int ufd, AgMetricsGroup *g) {
                         if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                                 continue;
                         n++;
-                        if (fstatat(ufd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISDIR(st.st_mode) &&
-                            st.st_nlink > 3)
-                                below += (long long) st.st_nlink - 3;
+                        below += session_leaves(ufd, de->d_name);
                 }
         if (n == 0 && ag_read_small_file_batch(ufd, "cgroup.procs", buf, 2, w->fds) > 0)
                 n = 1;
@@ -422,9 +441,10 @@ static int add_user_node(AgMetrics *m, size_t ri, const AgStatusNode *u, const c
         if (u->user_name && !(g->user = strdup(u->user_name)))
                 return -ENOMEM;
         if (u->kind) {
-                /* systemd mode: session-N.scope units, the terminals' scopes */
+                /* systemd mode: session-N.scope units; the leaves are the terminals'
+                 * and the commands' scopes (autogroup-sid-S, autogroup-run-P) */
                 g->sessions = count_kind(u, "session");
-                g->leaves = count_kind(u, "terminal");
+                g->leaves = count_kind(u, "terminal") + count_kind(u, "run");
                 return 0;
         }
         /* as count_sessions: every group below a session but its login/ */
@@ -508,7 +528,9 @@ static bool value(const AgMetricsGroup *g, What w, char *buf, size_t size) {
                 v = n->throttle.throttled;
                 break;
         case W_WEIGHT:
-                v = n->weight;
+                /* idle: whatever the kernel reads back for it (v1 3 shares,
+                 * v2 cpu.weight 0, or 1 since Linux 6.6), 0 */
+                v = n->idle == 1 && n->weight >= 0 ? 0 : n->weight;
                 break;
         case W_CAP:
                 if (n->quota_us == -1) {

@@ -7,11 +7,14 @@
  * cgroupfs through directory fds, bounded in depth and nodes. */
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pwd.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "acct.h"
 #include "status.h"
@@ -51,7 +54,9 @@ void ag_status_read_policy(int version, int fd, AgStatusNode *n, bool lean, AgFd
         } else {
                 if (ag_read_ll(fd, "cpu.shares", &v, batch) >= 0) {
                         n->shares = (long) v;
-                        n->weight = (long) (v * 100 / 1024);
+                        /* rounded: the module writes weight * 1024 / 100
+                         * truncated, so that weight 1 (10 shares) reads 1 */
+                        n->weight = (long) ((v * 100 + 512) / 1024);
                 }
                 if (ag_read_ll(fd, "cpu.cfs_quota_us", &v, batch) >= 0) {
                         if (v < 0 && lean)
@@ -94,6 +99,81 @@ static void read_values(Ctx *c, int fd, AgStatusNode *n) {
                 n->procs = -1;
 }
 
+#define LOGIN_PROCS_MAX 4096
+
+typedef struct LoginLook {
+        bool unknown;                  /* a process whose status could not be read */
+} LoginLook;
+
+/* -EEXIST when pid runs with effective uid 0 */
+static int root_process(pid_t pid, void *userdata) {
+        LoginLook *look = userdata;
+        _cleanup_close_ int fd = -1;
+        char path[64], buf[2048], *p;
+        unsigned long real, eff;
+        ssize_t n;
+
+        snprintf(path, sizeof path, "/proc/%d/status", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                if (errno == ENOENT || errno == ESRCH)
+                        return -ESRCH;
+                look->unknown = true;
+                return 0;
+        }
+        n = read(fd, buf, sizeof buf - 1);
+        if (n <= 0) {
+                if (n < 0 && errno == ESRCH)
+                        return -ESRCH;
+                look->unknown = true;
+                return 0;
+        }
+        buf[n] = 0;
+        /* "Uid:\treal\teffective\tsaved\tfs" */
+        p = strstr(buf, "\nUid:");
+        if (!p || sscanf(p + 5, "%lu %lu", &real, &eff) != 2) {
+                look->unknown = true;
+                return 0;
+        }
+        return eff == 0 ? -EEXIST : 0;
+}
+
+int ag_status_login_closed(int fd, uid_t uid) {
+        LoginLook look = {};
+        int r;
+
+        if (fd < 0)
+                return 1;
+        if (uid == 0)
+                return -1;
+        r = ag_cg_foreach_proc(fd, LOGIN_PROCS_MAX, root_process, &look);
+        if (r == -EEXIST)
+                return 0;
+        if (r < 0 || r >= LOGIN_PROCS_MAX || look.unknown)
+                return -1;
+        return 1;
+}
+
+/* Session s of the user group user: whether its login closed, from its
+ * login/ (sfd: the session's directory; close removes an empty login/). */
+static void session_lingering(const AgStatusNode *user, AgStatusNode *s, int sfd) {
+        _cleanup_close_ int lfd = -1;
+        bool listed = false;
+
+        s->is_session = true;
+        for (size_t i = 0; i < s->n_children && !listed; i++)
+                listed = strcmp(s->children[i]->name, AG_LOGIN_LEAF) == 0;
+        if (!listed && s->truncated) {
+                s->lingering = -1;      /* not all listed: login/ may be there */
+                return;
+        }
+        if (listed && ag_cg_open(sfd, AG_LOGIN_LEAF, &lfd) < 0) {
+                s->lingering = -1;
+                return;
+        }
+        s->lingering = ag_status_login_closed(lfd, user->uid);
+}
+
 static void node_free(AgStatusNode *n) {
         if (!n)
                 return;
@@ -133,6 +213,7 @@ static int node_new(Ctx *c, const char *parent_path, const char *name, unsigned 
         if (!n)
                 return -ENOMEM;
         n->depth = depth;
+        n->lingering = -1;
         n->name = strdup(name);
         if (!n->name || asprintf(&n->path, "%s/%s", parent_path, name) < 0) {
                 n->path = NULL;
@@ -275,6 +356,9 @@ static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
                 }
                 if (r >= 0)
                         r = collect(c, cfd, child, only_uid);
+                /* below a user group: its sessions */
+                if (r >= 0 && n->is_user)
+                        session_lingering(n, child, cfd);
                 if (r < 0) {
                         free_names(names, n_names);
                         return r;

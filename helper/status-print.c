@@ -90,7 +90,10 @@ static void fill_row(Row *row, const AgStatusNode *n) {
                         char user[256];
                         sanitize(n->user_name, user, sizeof user);
                         snprintf(row->label, sizeof row->label, "%s (%s)", name, user);
-                } else
+                } else if (n->is_session && n->lingering == 1)
+                        /* its login closed: what runs there outlived it */
+                        snprintf(row->label, sizeof row->label, "%s (lingering)", name);
+                else
                         snprintf(row->label, sizeof row->label, "%s", name);
                 row->label_width = strlen(row->label);
         }
@@ -259,6 +262,8 @@ static void json_node(FILE *f, const AgStatus *s, const AgStatusNode *n) {
                 else
                         fputs("null", f);
         }
+        if (n->is_session)
+                fprintf(f, ",\"lingering\":%s", n->lingering < 0 ? "null" : n->lingering ? "true" : "false");
         json_num(f, "weight", n->weight, n->weight >= 0);
         if (s->version == 1)
                 json_num(f, "shares", n->shares, n->shares >= 0);

@@ -50,6 +50,7 @@ static int node_new(const char *parent_path, const char *name, unsigned depth, c
                 return -ENOMEM;
         n->depth = depth;
         n->kind = kind;
+        n->lingering = -1;
         n->name = strdup(name);
         if (!n->name || asprintf(&n->path, "%s/%s", parent_path, name) < 0) {
                 free(n->name);
@@ -105,6 +106,12 @@ static int add_units(AgStatusNode *parent, int fd, unsigned depth, size_t max,
                 if (r < 0)
                         break;
                 read_values(cfd, child);
+                /* a session-N.scope: the login's own process (sshd, login, su)
+                 * is in it while it is open */
+                if (strcmp(child->kind, "session") == 0 && parent->is_user) {
+                        child->is_session = true;
+                        child->lingering = ag_status_login_closed(cfd, parent->uid);
+                }
                 r = add_child(parent, child);
                 if (r < 0) {
                         free(child->name);

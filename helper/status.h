@@ -44,7 +44,9 @@ struct AgStatusNode {
          * level is one deeper (user group 2, session 3, leaf 4) */
         bool is_pool;
         bool in_pool;                  /* a group below a pool-<name> group */
-        const char *kind;              /* systemd mode: "slice", "user", "session", "manager", "terminal"; else NULL */
+        const char *kind;              /* systemd mode: "slice", "user", "session", "manager", "terminal", "run"; else NULL */
+        bool is_session;               /* a session group (cgroupfs) or session-N.scope (systemd) */
+        int lingering;                 /* sessions: 1 its login closed (what runs outlived it), 0 open, -1 unknown */
         AgStatusNode **children;
         size_t n_children;
 };
@@ -61,6 +63,15 @@ typedef struct AgStatus {
         bool systemd;                  /* the systemd mode's units (status-systemd.c), root "/user.slice" */
 } AgStatus;
 
+/* Has the login of a session of uid closed? fd: the group the login's own
+ * process sits in while it is open (login/ of a session, the
+ * session-N.scope of the systemd mode), -1 when that group is gone. The
+ * process that opened the login (sshd, login, su, cron) runs as root
+ * (effective uid 0) and leaves at close; what the user left running is
+ * theirs. 1 closed: the group is gone, or holds no process of effective uid
+ * 0; 0 open; -1 cannot tell (a session of root's, a process whose status
+ * cannot be read, more than 4096 processes). */
+int ag_status_login_closed(int fd, uid_t uid);
 /* Collects the tree. only_uid: (uid_t) -1 for every user. */
 int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, AgStatus **ret);
 AgStatus *ag_status_free(AgStatus *s);

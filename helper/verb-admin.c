@@ -109,8 +109,12 @@ static void print_removed(void *userdata, const char *path, const AgCpuUsage *us
         }
 }
 
+/* userdata: the count of slices, said apart from the groups' (no group is
+ * removed: the unit's drop-ins in /run/systemd/system.control are) */
 static void print_slice_forgotten(void *userdata, const char *slice) {
-        (void) userdata;
+        int *slices = userdata;
+
+        (*slices)++;
         printf("removed the runtime properties pam_autogroup set on %s (not running)\n", slice);
         syslog(LOG_DEBUG, "removed the runtime properties of %s", slice);
 }
@@ -142,7 +146,7 @@ int verb_gc(const Args *a) {
 #endif
         /* --root, or every root= of the module's lines */
         AgTargets t;
-        int removed = 0;
+        int removed = 0, slices = 0;
         if (a->root_given)
                 r = gc_root(h, a->root, &g, &removed);
         else if ((r = ag_targets_from_pam(a->pam_dir, false, a->root, NULL, &t)) >= 0) {
@@ -158,7 +162,7 @@ int verb_gc(const Args *a) {
                         .control_dir = AG_SYSTEMD_CONTROL_DIR,
                         .record_dir = AG_SYSTEMD_RECORD_DIR,
                 };
-                int n = ag_systemd_gc(h->mount, &paths, print_slice_forgotten, NULL);
+                int n = ag_systemd_gc(h->mount, &paths, print_slice_forgotten, &slices);
 
                 if (n > 0)
                         syslog(LOG_INFO, "gc: the runtime properties of %d user slice%s not running removed", n,
@@ -177,8 +181,10 @@ int verb_gc(const Args *a) {
                 return EXIT_FAILURE;
         }
         closelog();
-        r = removed;
-        printf("%d group%s removed\n", r, r == 1 ? "" : "s");
+        printf("%d group%s removed", removed, removed == 1 ? "" : "s");
+        if (slices > 0)
+                printf(", and the runtime properties of %d user slice%s not running", slices, slices == 1 ? "" : "s");
+        putchar('\n');
         return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
 }
 

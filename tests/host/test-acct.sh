@@ -14,7 +14,11 @@
 #     later login's sweep or gc) writes one more line and record,
 #     state=removed, with the CPU used up to then (a nohup burner of 2.5 s
 #     left at logout shows >= 2.4 s); the watcher of a su-style caller (real
-#     uid the user's) is all root's: the user cannot stop or kill it.
+#     uid the user's) is all root's: the user cannot stop or kill it;
+#   - "autogroup status" marks a session whose login closed as lingering
+#     (text and JSON), not a live one;
+#   - gc's count agrees with the lines it printed, the systemd mode's
+#     drop-ins of slices not running counted apart (a private /run).
 # Syslog is captured in private mount namespaces (tests/host/hardening-lib.sh).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
@@ -151,6 +155,10 @@ check "status table: the session row has a CPU time, not '-'" grep -qE "$(basena
 check "status table: says where CPU time comes from" grep -q "cpuacct hierarchy at $ACCT" "$T/st2.txt"
 as_user "$UA" "$HELPER --root $ROOT status --json" >"$T/sta.json" 2>&1
 check "status as the user shows the CPU time too" between 1 1000000000 "$(scpu "$T/sta.json" "$SS")"
+# lingering PATH FILE: the lingering field of the session node with that path in status --json
+slinger() { P="$2" perl -ne 'print "$1\n" if /"path":"\Q$ENV{P}\E","kind":"session","lingering":(true|false|null)/' "$1"; }
+check_eq "status: a live session is not lingering (JSON)" false "$(slinger "$T/st2.json" "$SS")"
+check_not "status table: a live session is not marked lingering" grep -q "$(basename "$SS") (lingering)" "$T/st2.txt"
 kill "$(cat "$U/spin.pid")" 2>/dev/null
 touch "$T/s.go"; wait "$PID_s" 2>/dev/null
 L=$(closeline "$SS" closed)
@@ -167,6 +175,14 @@ wait_for "$U/l.pid" '^[0-9]+$'; LP=$(cat "$U/l.pid"); track_pid "$LP"
 hlog_has "lingering session: close line says lingering" "${PFX}session $(re_escape "$SL") lingering: user=$UA scope=session cpu_usec=[0-9]+ "
 check "lingering session: cpu session stays" test -d "$CPU$SL"
 check "lingering session: its mirror stays, with the process" grep -qx "$LP" "$ACCT$SL/cgroup.procs"
+# status tells it from a live session: the login's own process (root's) has left login/
+check "lingering session: its process still in login/" grep -qx "$LP" "$CPU$SL/login/cgroup.procs"
+"$HELPER" --root "$ROOT" status --json >"$T/stl.json" 2>&1
+"$HELPER" --root "$ROOT" status >"$T/stl.txt" 2>&1
+check_eq "status: the closed session is lingering (JSON)" true "$(slinger "$T/stl.json" "$SL")"
+check "status table: the closed session is marked lingering" grep -qE "$(basename "$SL") \(lingering\) " "$T/stl.txt"
+as_user "$UA" "$HELPER --root $ROOT status --json" >"$T/stlu.json" 2>&1
+check_eq "status as the user: lingering too" true "$(slinger "$T/stlu.json" "$SL")"
 kill "$LP"; sleep 0.2
 drv "$UA" open close >/dev/null 2>&1
 check "next close of the user swept the emptied mirror" test ! -e "$ACCT$SL"
@@ -323,6 +339,36 @@ else
         skip "strace not installed: gc's audit record"
 fi
 wait "$LD" 2>/dev/null
+
+echo "# 10b. gc's count: every line it printed, the systemd mode's drop-ins said apart"
+check_eq "gc: its count is that of the groups it listed" \
+        "$(grep -c '^removed /' "$T/gc10.out")" "$(tail -n1 "$T/gc10.out" | sed -n 's/^\([0-9]*\) groups\{0,1\} removed.*/\1/p')"
+# where the systemd mode applies (cgroup v2, systemd running), gc also takes back the module's
+# runtime drop-in of a user slice that is not running. Here in a private mount namespace: /run a
+# tmpfs of its own (systemd "booted", the drop-in and the module's record of it), the hierarchy
+# the cgroup2 mount without cpu (no user.slice there: the slice is not running).
+if [ "$(stat -f -c %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
+        nsrun 'mount -t tmpfs tmpfs /run || exit 125
+                d=/run/systemd/system.control/user-$2.slice.d
+                mkdir -p /run/systemd/system /run/autogroup/systemd "$d"
+                printf "[Slice]\nCPUWeight=300\n" >"$d/50-CPUWeight.conf"
+                set -- "$@" $(stat -c "%i %.9Y" "$d/50-CPUWeight.conf" | tr . " ")
+                echo "CPUWeight 50-CPUWeight.conf $4 $5 $6" >/run/autogroup/systemd/user-$2.slice
+                "$1" --hierarchy /sys/fs/cgroup/unified --root "$3" gc
+                echo "rc=$?"
+                ls -A /run/systemd/system.control /run/autogroup/systemd | sed "s/^/left: /"' \
+                "$HELPER" "$IA" "$ROOT" >"$T/gcsd.out" 2>&1
+        sed 's/^/# /' "$T/gcsd.out"
+        check "gc (systemd mode): exit 0" grep -qx 'rc=0' "$T/gcsd.out"
+        check "gc (systemd mode): says it took back the drop-ins of the slice" \
+                grep -qx "removed the runtime properties pam_autogroup set on user-$IA.slice (not running)" "$T/gcsd.out"
+        check_not "gc (systemd mode): the drop-in is gone" grep -q '^left: .*user-' "$T/gcsd.out"
+        check_eq "gc (systemd mode): the count says the slice apart from the groups" \
+                "0 groups removed, and the runtime properties of 1 user slice not running" \
+                "$(grep -E '^[0-9]+ groups? removed' "$T/gcsd.out")"
+else
+        skip "no cgroup2 mount at /sys/fs/cgroup/unified: gc's systemd-mode count"
+fi
 
 echo "# 11. nothing left behind"
 check_eq "no cpu group left" "" "$(ls -d "$CG"/*/ 2>/dev/null)"

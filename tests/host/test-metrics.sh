@@ -11,7 +11,10 @@
 #     namespace, as a directory could hand out) leaves the file readable:
 #     node_textfile_scrape_error stays 0;
 #   - --output replaces the file atomically, leaves no temporary file, and
-#     fails cleanly; a user sees only their own series.
+#     fails cleanly; a user sees only their own series;
+#   - a session whose login closed keeps its 6 leaves (login/ removed): 6
+#     leaves counted; an idle user's weight is 0 and the HELP says what 0
+#     is; a user of weight 1 (10 shares on v1) shows 1.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 [ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
@@ -30,10 +33,13 @@ TF="$T/textfile"; mkdir "$TF"
 PROM="$TF/autogroup.prom"
 
 add_user "${TAG}a"; add_user "${TAG}b"; add_user "${TAG}c"; add_user "${TAG}m"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UM="${TAG}m"
+add_user "${TAG}l"; add_user "${TAG}i"; add_user "${TAG}w"
+UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UM="${TAG}m"; UL="${TAG}l"; UI="${TAG}i"; UW="${TAG}w"
 IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC"); IM=$(id -u "$UM")
+IL=$(id -u "$UL"); II=$(id -u "$UI"); IW=$(id -u "$UW")
 CONF="$T/autogroup.conf"
-printf '* weight 100\n%s weight 300\n%s max 20%%\n%s pool %s\n' "$UA" "$UB" "$UC" "$POOL" >"$CONF"; chmod 644 "$CONF"
+printf '* weight 100\n%s weight 300\n%s max 20%%\n%s pool %s\n%s idle yes\n%s weight 1\n' \
+        "$UA" "$UB" "$UC" "$POOL" "$UI" "$UW" >"$CONF"; chmod 644 "$CONF"
 printf '%s required pam_deny.so\n' auth account password session >"$T/other"
 printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agm"
 drv() { timeout -k 5 120 "$AGDRV" --pam "$T" agm "$@"; }
@@ -169,6 +175,46 @@ cmd=$(sed -n 's/^#\* \* \* \* \*\troot\t//p' "$CRON" | sed "s|/var/lib/prometheu
 sh -c "$cmd"
 curl -sf "$URL" >"$T/cron.txt"
 check "the cron line's command wrote the file" grep -q "^autogroup_user_cpu_seconds_total{.*uid=\"$IA\"" "$T/cron.txt"
+
+echo "# 8. a session whose login closed: its leaves, login/ gone"
+# the login's process moves itself into leaf-1 and outlives the close: close
+# removes the empty login/ and keeps the six leaves for what still runs
+drv "$UL" open env spawn-user "echo \$\$ > $U/l.pid; until [ -e $U/l.in ]; do sleep 0.05; done; exec sleep 300" \
+        wait-file "$T/l.go" close >"$T/l.out" 2>&1 &
+track_pid $!; LD=$!
+wait_for "$T/l.out" '^AUTOGROUP_SESSION=' && wait_for "$U/l.pid" '^[0-9]+$'
+SL=$(sed -n 's/^AUTOGROUP_SESSION=//p' "$T/l.out"); LP=$(cat "$U/l.pid"); track_pid "$LP"
+as_user "$UL" "echo $LP > $CPU$SL/leaf-1/cgroup.procs"; touch "$U/l.in" "$T/l.go"; wait "$LD"
+check "the login closed" grep -q '^close=PAM_SUCCESS' "$T/l.out"
+check "its login/ is gone" test ! -e "$CPU$SL/login"
+NL=$(find "$CPU$SL" -mindepth 1 -maxdepth 1 -type d | wc -l)
+check_eq "six leaves kept (leaf-1 with the process, five free)" 6 "$NL"
+scrape l1
+check_eq "leaves: the six, none taken off for a login/ that is gone" 6 "$(mval "$T/l1.txt" autogroup_user_leaves "$IL")"
+check_eq "and its one session" 1 "$(mval "$T/l1.txt" autogroup_user_sessions "$IL")"
+"$HELPER" --root "$ROOT" status --user "$UL" >"$T/l1.status" 2>&1
+check "status marks it lingering (login/ gone)" grep -qE "$(basename "$SL") \(lingering\) " "$T/l1.status"
+"$HELPER" --root "$ROOT" status --user "$UA" >"$T/a.status" 2>&1
+check_not "and not a live one" grep -q "(lingering)" "$T/a.status"
+kill "$LP" 2>/dev/null
+
+echo "# 9. the weight gauge: an idle user, a user of weight 1"
+drv "$UI" open env spawn-user "echo \$\$ > $U/hi.pid; exec sleep 300" wait-file "$T/hi.go" close >"$T/hi.out" 2>&1 &
+track_pid $!
+drv "$UW" open env spawn-user "echo \$\$ > $U/hw.pid; exec sleep 300" wait-file "$T/hw.go" close >"$T/hw.out" 2>&1 &
+track_pid $!
+wait_for "$T/hi.out" '^AUTOGROUP_SESSION=' && wait_for "$T/hw.out" '^AUTOGROUP_SESSION=' &&
+        wait_for "$U/hi.pid" '^[0-9]+$' && wait_for "$U/hw.pid" '^[0-9]+$'
+track_pid "$(cat "$U/hi.pid")" "$(cat "$U/hw.pid")"
+scrape i1
+check_eq "idle user: cpu.idle 1 in the kernel" 1 "$(cat "$CG/user-$II/cpu.idle")"
+check_eq "idle user: idle gauge 1" 1 "$(mval "$T/i1.txt" autogroup_user_idle "$II")"
+check_eq "idle user: weight gauge 0" 0 "$(mval "$T/i1.txt" autogroup_user_weight "$II")"
+check "the weight's HELP says what 0 is (an idle group)" grep -qE '^# HELP autogroup_user_weight .*0 for an idle group' "$T/i1.txt"
+check_eq "weight 1: cpu.shares 10 in the kernel" 10 "$(cat "$CG/user-$IW/cpu.shares")"
+check_eq "weight 1: weight gauge 1, not 0 (an idle group's)" 1 "$(mval "$T/i1.txt" autogroup_user_weight "$IW")"
+check_eq "weight 1: not idle" 0 "$(mval "$T/i1.txt" autogroup_user_idle "$IW")"
+kill "$(cat "$U/hi.pid")" "$(cat "$U/hw.pid")" 2>/dev/null; touch "$T/hi.go" "$T/hw.go"
 
 touch "$T/ha.go" "$T/hc.go" "$T/hm.go"
 kill "$(cat "$U/ha.pid")" "$(cat "$U/hc.pid")" "$(cat "$U/hm.pid")" 2>/dev/null

@@ -3,12 +3,15 @@
  * directory standing in for a group) and "autogroup metrics" of collected
  * trees in the shapes the host's tests do not make: cgroup v2 (files in a temp
  * directory) with pools and a user with sessions no, and the systemd mode's
- * user slices. */
+ * user slices (their run scopes among the leaves); and the status's test of
+ * a closed login (ag_status_login_closed) on a cgroup.procs of real processes. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -266,6 +269,8 @@ static void test_systemd(void **state) {
         m->procs = 1;
         node(m, "autogroup-sid-5.scope", "terminal")->procs = 1;
         node(m, "autogroup-sid-9.scope", "terminal");
+        /* "autogroup run" commands' scopes are leaves too */
+        node(m, "autogroup-run-40.scope", "run")->procs = 1;
         /* a slice whose user NSS does not know, nothing readable */
         user(s->tree, 1001, NULL);
 
@@ -281,7 +286,7 @@ static void test_systemd(void **state) {
         assert_metric(out, "autogroup_user_cap_cpus", l, "1.5");
         assert_metric(out, "autogroup_user_idle", l, "0");
         assert_metric(out, "autogroup_user_sessions", l, "1");
-        assert_metric(out, "autogroup_user_leaves", l, "2");
+        assert_metric(out, "autogroup_user_leaves", l, "3");
         /* the unknown user: an empty user label, and no sample of what was unreadable */
         assert_line(out, "autogroup_user_sessions{root=\"user.slice\",pool=\"\",uid=\"1001\",user=\"\"} 0");
         assert_null(strstr(out, "autogroup_user_cpu_seconds_total{root=\"user.slice\",pool=\"\",uid=\"1001\""));
@@ -341,6 +346,12 @@ static void test_v2_pools(void **state) {
         mkdirs(fd, "autogroup/pool-physics/user-3999999990/s2/login");
         mkdirs(fd, "autogroup/pool-physics/user-3999999990/s2/sid-77");
         mkdirs(fd, "autogroup/pool-physics/user-3999999991/s1/login");
+        /* a session whose login closed: login/ removed, its six leaves kept */
+        for (int i = 1; i <= 6; i++) {
+                char leaf[80];
+                snprintf(leaf, sizeof leaf, "autogroup/pool-physics/user-3999999991/s2/leaf-%d", i);
+                mkdirs(fd, leaf);
+        }
         /* a user group with neither sessions nor processes: no session */
         mkdirs(fd, "autogroup/pool-physics/user-3999999992");
         putf(fd, "autogroup/pool-physics/user-3999999992", "cgroup.procs", "");
@@ -371,14 +382,19 @@ static void test_v2_pools(void **state) {
         assert_metric(out, "autogroup_user_leaves", u1, "3");
         assert_metric(out, "autogroup_user_sessions", "{root=\"autogroup\",pool=\"physics\",uid=\"3999999992\",user=\"\"}",
                       "0");
+        assert_metric(out, "autogroup_user_sessions", "{root=\"autogroup\",pool=\"physics\",uid=\"3999999991\",user=\"\"}",
+                      "2");
+        assert_metric(out, "autogroup_user_leaves", "{root=\"autogroup\",pool=\"physics\",uid=\"3999999991\",user=\"\"}",
+                      "6");
         assert_metric(out, "autogroup_pool_users", p, "3");
-        assert_metric(out, "autogroup_pool_sessions", p, "3");
-        assert_metric(out, "autogroup_pool_leaves", p, "3");
+        assert_metric(out, "autogroup_pool_sessions", p, "4");
+        assert_metric(out, "autogroup_pool_leaves", p, "9");
         assert_metric(out, "autogroup_pool_cpu_seconds_total", p, "3.000001");
         assert_metric(out, "autogroup_pool_cpu_throttled_periods_total", p, "4");
         assert_metric(out, "autogroup_pool_cpu_throttled_seconds_total", p, "0.001500");
         assert_metric(out, "autogroup_pool_cap_cpus", p, "4");
-        assert_metric(out, "autogroup_pool_weight", p, "1");
+        /* idle: weight 0, whatever the kernel reads back (1 here, as since Linux 6.6) */
+        assert_metric(out, "autogroup_pool_weight", p, "0");
         assert_metric(out, "autogroup_pool_idle", p, "1");
         /* any other weight: not idle, cpu.idle not read (user-0 has none) */
         assert_metric(out, "autogroup_user_idle", r0, "0");
@@ -406,6 +422,70 @@ static void test_v2_pools(void **state) {
         free(out);
         ag_metrics_done(&m);
 
+        close(fd);
+        char cmd[64];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        assert_int_equal(system(cmd), 0);
+}
+
+/* Whether a session's login closed, from the group the login's own
+ * process (root's) sits in while it is open: a temp directory's cgroup.procs
+ * lists real processes */
+static void test_login_closed(void **state) {
+        char dir[] = "/tmp/ag-metrics-XXXXXX", text[64];
+        int fd, sync[2];
+        pid_t child;
+        (void) state;
+
+        assert_non_null(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        /* the group is gone (close removed an empty login/) */
+        assert_int_equal(ag_status_login_closed(-1, 1000), 1);
+        /* no process at all */
+        put(fd, "cgroup.procs", "");
+        assert_int_equal(ag_status_login_closed(fd, 1000), 1);
+        /* a process that is not root's (the user's nohup job): closed */
+        assert_int_equal(pipe(sync), 0);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                if (geteuid() == 0 && setresuid(65534, 65534, 65534) < 0)
+                        _exit(1);
+                (void) write(sync[1], "x", 1);
+                for (;;)
+                        pause();        /* until the parent kills it */
+        }
+        char c;
+        close(sync[1]);         /* a child that failed: read gives 0, not a wait */
+        assert_int_equal(read(sync[0], &c, 1), 1);
+        snprintf(text, sizeof text, "%d\n", (int) child);
+        put(fd, "cgroup.procs", text);
+        assert_int_equal(ag_status_login_closed(fd, 1000), 1);
+        /* with a process of effective uid 0 (pid 1 here, as sshd's [priv] in a login/): open */
+        FILE *f = fopen("/proc/1/status", "re");
+        if (f) {
+                char line[256];
+                unsigned long r, e = 1;
+                while (fgets(line, sizeof line, f))
+                        if (sscanf(line, "Uid: %lu %lu", &r, &e) == 2)
+                                break;
+                fclose(f);
+                if (e == 0) {
+                        snprintf(text, sizeof text, "%d\n1\n", (int) child);
+                        put(fd, "cgroup.procs", text);
+                        assert_int_equal(ag_status_login_closed(fd, 1000), 0);
+                        /* a session of root's: every process is root's, it cannot be told */
+                        assert_int_equal(ag_status_login_closed(fd, 0), -1);
+                }
+        }
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        /* a process gone meanwhile is skipped */
+        snprintf(text, sizeof text, "%d\n", (int) child);
+        put(fd, "cgroup.procs", text);
+        assert_int_equal(ag_status_login_closed(fd, 1000), 1);
+        close(sync[0]);
         close(fd);
         char cmd[64];
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
@@ -455,6 +535,7 @@ int main(void) {
                 cmocka_unit_test(test_throttle),
                 cmocka_unit_test(test_systemd),
                 cmocka_unit_test(test_v2_pools),
+                cmocka_unit_test(test_login_closed),
                 cmocka_unit_test(test_escaping),
                 cmocka_unit_test(test_write),
         };
