@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The behaviour table of README.md ("What each process gets, by default") as
 # claims a lane checks against what real clients did (sourced; ok/not_ok come
 # from tests/lib.sh). The grammar is in the HTML comment above the table:
@@ -83,10 +84,10 @@ behaviour_expect() {
                         done
                         if [ -n "$val" ]; then re="$re$(behaviour_quote "$val")"; continue; fi
                         case "$name" in
-                        root) re="$re[A-Za-z0-9_-][A-Za-z0-9_.-]*" ;;
-                        uid|n|sid|pid) re="$re[0-9]+" ;;
-                        session) re="$re[sp][0-9]+(-[0-9]+)?" ;;
-                        group) re="$re(login|leaf-[0-9]+)" ;;
+                        root) re="${re}[A-Za-z0-9_-][A-Za-z0-9_.-]*" ;;
+                        uid|n|sid|pid) re="${re}[0-9]+" ;;
+                        session) re="${re}[sp][0-9]+(-[0-9]+)?" ;;
+                        group) re="${re}(login|leaf-[0-9]+)" ;;
                         parent)
                                 echo "behaviour: row '$row', column '$col' claims <parent>: the lane must give parent=PATH" >&2
                                 return 1 ;;

@@ -55,7 +55,7 @@ HELPER="${AG_HELPER:-$abs_top_builddir/helper/autogroup}"
 
 ROOT="agbeh-$$"
 CG="$BASE/$ROOT"
-AG_CGROOTS="$CG"
+AG_CGROOTS="$CG"   # lib.sh cleans it up
 USR="${TAG}b"
 SSHD_PID=""; CRON_PID=""; NOHUP_PID=""
 sums() { find /etc/pam.d /etc/profile.d /etc/crontab /etc/cron.d -type f -print0 | sort -z | xargs -0 sha256sum; }
