@@ -188,7 +188,8 @@ mkfifo "$T/in"
 SSH_TT=$!; track_pid "$SSH_TT"
 exec {IN}>"$T/in"
 # type LINE: a line typed into the login's terminal
-type_line() { printf '%s\n' "$1" >&"$IN"; }
+# (in a subshell: a login that ended early takes its SIGPIPE, not the test)
+type_line() { ( printf '%s\n' "$1" >&"$IN" ) 2>/dev/null; }
 type_line "echo \$\$ >$U/sh.tmp && mv $U/sh.tmp $U/sh.pid"
 if wait_for "$U/sh.pid" '^[0-9]+$'; then
         SH=$(cat "$U/sh.pid")
