@@ -9,7 +9,8 @@
 # install does) sets COLUMN and calls
 #     bg_all                    every row below, in this order
 # or single rows: bg_login, bg_nohup, bg_terminals (the terminal row and the
-# seventh terminal), bg_run, bg_root, bg_cron. Each logs in a throw-away
+# seventh terminal, with setsid shells as a terminal's tabs), bg_tmux (the
+# same with a real tmux), bg_run, bg_root, bg_cron. Each logs in a throw-away
 # user (bg_setup makes it once: a home, root's key in authorized_keys) over
 # ssh to 127.0.0.1 with root's key (/root/.ssh/id_ed25519), reads where the
 # processes run (/proc/PID/cgroup: the cpu line on v1, the 0:: line on v2)
@@ -21,11 +22,13 @@
 # Environment: COLUMN (systemd | v1), BEHAVIOUR_ROOT (root= of the module's
 # line, default autogroup; used in the v1 column), HELPER (default the
 # build's helper/autogroup), BG_KEY (the client key, default
-# /root/.ssh/id_ed25519), BG_PORT (sshd's port, default 22). Terminals are setsid interactive shells that
-# read the session hook (conf/autogroup-hook.sh.in, its @bindir@ the
-# helper's directory), as a terminal emulator's tab does: tmux is not in the
-# guest. Root's login needs /root/.ssh/authorized_keys: bg_setup adds root's
-# own public key to it (the guest's overlay; gone at power-off).
+# /root/.ssh/id_ed25519), BG_PORT (sshd's port, default 22). Terminals and
+# panes are interactive shells that read the session hook
+# (conf/autogroup-hook.sh.in, its @bindir@ the helper's directory) whether
+# or not the guest has it in /etc/profile.d; a guest without tmux or cron
+# skips those rows with the reason. Root's login needs
+# /root/.ssh/authorized_keys: bg_setup adds root's own public key to it (the
+# guest's overlay; gone at power-off).
 if ! declare -F ok >/dev/null; then
         BG_STANDALONE=1
         . "${abs_top_srcdir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/tests/lib.sh"
@@ -170,6 +173,59 @@ EOS
         wait "$ssh_pid"
 }
 
+# a real tmux started by a login's command: seven windows, each an
+# interactive shell that reads the session hook; windows 1..6 are the
+# terminal row (the login has six leaves in the cgroupfs mode, its command's
+# shell holds none), window 7 the seventh terminal, which stays with the
+# tmux server (cgroupfs mode) or gets a scope (systemd mode)
+bg_tmux() {
+        local i pid cg srv
+        bg_setup
+        if ! command -v tmux >/dev/null 2>&1; then
+                skip "behaviour: tmux panes (no tmux in this guest)"
+                return
+        fi
+        rm -f "$BG_DIR"/pane.* "$BG_DIR/tmux.pid" "$BG_DIR/panes.stop"
+        cat >"$BG_DIR/pane.sh" <<EOS
+. $BG_HOOK
+echo \$\$ >$BG_DIR/pane.tmp\$1; mv $BG_DIR/pane.tmp\$1 $BG_DIR/pane.\$1
+exec sleep 900
+EOS
+        cat >"$BG_DIR/panes.sh" <<EOS
+tm() { tmux -S $BG_DIR/tmux.sock "\$@"; }
+tm new-session -d -s b -n w1 "bash -i $BG_DIR/pane.sh 1"
+tm display -p '#{pid}' >$BG_DIR/tmux.tmp; mv $BG_DIR/tmux.tmp $BG_DIR/tmux.pid
+for i in 1 2 3 4 5 6 7; do
+        [ \$i = 1 ] || tm new-window -d -t b: -n w\$i "bash -i $BG_DIR/pane.sh \$i"
+        j=0; while [ ! -s $BG_DIR/pane.\$i ] && [ \$j -lt 600 ]; do sleep 0.1; j=\$((j + 1)); done
+done
+while [ ! -e $BG_DIR/panes.stop ]; do sleep 0.5; done
+tm kill-server
+EOS
+        chmod 644 "$BG_DIR/pane.sh" "$BG_DIR/panes.sh"
+        "${BG_SSH[@]}" -tt "$BG_USER@127.0.0.1" "bash $BG_DIR/panes.sh" >"$BG_DIR/panes.out" 2>&1 </dev/null &
+        local ssh_pid=$!
+        track_pid "$ssh_pid"
+        if ! bg_wait 300 test -s "$BG_DIR/pane.7"; then
+                not_ok "behaviour: a tmux with seven windows started"
+                sed 's/^/#   tmux: /' "$BG_DIR/panes.out"
+                touch "$BG_DIR/panes.stop"; wait "$ssh_pid"
+                return
+        fi
+        srv=$(bg_cg "$(cat "$BG_DIR/tmux.pid")")
+        echo "#   the tmux server: $srv"
+        for i in 1 2 3 4 5 6; do
+                pid=$(cat "$BG_DIR/pane.$i"); cg=$(bg_cg "$pid")
+                # shellcheck disable=SC2046
+                behaviour_check "a terminal tab or tmux pane" "${COLUMN:-systemd}" "$cg" $(bg_binds "$BG_UID") sid="$pid"
+        done
+        pid=$(cat "$BG_DIR/pane.7"); cg=$(bg_cg "$pid")
+        # shellcheck disable=SC2046
+        behaviour_check "the seventh terminal" "${COLUMN:-systemd}" "$cg" $(bg_binds "$BG_UID") sid="$pid" parent="$srv"
+        touch "$BG_DIR/panes.stop"
+        wait "$ssh_pid"
+}
+
 # autogroup run CMD from a login's command
 bg_run() {
         bg_setup
@@ -234,6 +290,7 @@ bg_all() {
         bg_login
         bg_nohup
         bg_terminals
+        bg_tmux
         bg_run
         bg_root
         bg_cron
