@@ -1,12 +1,22 @@
 # shellcheck shell=bash
 # The behaviour table of README.md ("What each process gets, by default") as
 # claims a lane checks against what real clients did (sourced; ok/not_ok come
-# from tests/lib.sh). The grammar is in the HTML comment above the table:
-# columns v1, v2, systemd (by their heading); rows by the text of their first
-# cell before " (" without backticks; a cell's first code span is the cgroup
-# path it claims ("the same": the cell to its left); placeholders <root>,
-# <uid>, <session>, <n>, <sid>, <pid>, <group>; <parent> alone: the cgroup of
-# the process that started it, which the lane must name.
+# from tests/lib.sh). The grammar (README's HTML comment above the table is
+# its short form):
+# - the first table after the heading; its columns are named by their
+#   heading: "systemd" -> systemd, "cgroupfs" + "cgroup v1" -> v1,
+#   "cgroupfs" + "cgroup v2" -> v2; its rows by the text of their first cell
+#   before " (", without backticks ("autogroup run CMD", "a cron job");
+# - a cell's FIRST code span is its claim: the process's cgroup path as
+#   /proc/PID/cgroup shows it (v1: the cpu line; v2: the 0:: line), matched
+#   whole; a cell that starts with "the same" claims what the cell to its
+#   left claims; the rest of a cell is for people; no "|" in a cell;
+# - placeholders: <root> the module's root=, <uid>, <session> (s<audit
+#   session id> or p<pid>, "-<n>" when taken), <n>, <sid>, <pid> numbers,
+#   <group> login or leaf-<n>; each matches any such value unless the lane
+#   gives it one (KEY=VALUE below);
+# - <parent>: the cgroup of the process that started it (the tmux server,
+#   the cron daemon); it has no pattern: the lane must give parent=PATH.
 #
 #   behaviour_rows                     the row names, one a line
 #   behaviour_claim ROW COL            the claim (the code span) of a cell
