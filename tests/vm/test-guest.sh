@@ -27,6 +27,7 @@ GUEST_TESTS+=("$src/tests/guest/test-acct.sh")         # CPU accounting
 GUEST_TESTS+=("$src/tests/guest/test-delegate.sh")     # who owns a session: delegate=yes|no
 GUEST_TESTS+=("$src/tests/guest/test-leaves.sh")       # root's leaves with the default line
 GUEST_TESTS+=("$src/tests/guest/test-demo.sh")         # tools/demo, the cgroupfs mode on v2
+GUEST_TESTS+=("$src/tests/guest/test-behaviour.sh")    # README's behaviour table, column v2
 [ -z "${AG_GUEST_TEST:-}" ] || GUEST_TESTS=("$src/$AG_GUEST_TEST")
 
 # The products of the build are not optional: their absence is a failure.
