@@ -327,4 +327,11 @@ for m in "$T"/b/*.mark; do
                 esac
         done
 done
+
+# README's behaviour table: every cell a claim the lanes can check
+# (tests/behaviour.sh; tests/host/test-behaviour.sh and the guest lanes check them)
+echo "# README.md: the behaviour table's grammar"
+BEHAVIOUR_DOC="$SRC/README.md"
+. "$SRC/tests/behaviour.sh"
+behaviour_lint
 finish

@@ -150,4 +150,10 @@ journalctl -b -o cat | grep 'was moved out of' | tail -n1 | sed 's/^/#   journal
 systemctl revert "user-$IA.slice" >/dev/null 2>&1
 check "nothing of UA's left under $CPU/autogroup" \
         sh -c "for i in \$(seq 120); do ! ls -d $CPU/autogroup/user-$IA/*/ >/dev/null 2>&1 && exit 0; sleep 0.5; done; exit 1"
+
+echo "# 6. README's behaviour table, column v1: the package's line (after pam_systemd), no rule"
+: >/etc/security/autogroup.conf
+COLUMN=v1 BEHAVIOUR_ROOT=autogroup
+. "$abs_top_srcdir/tests/systemd/guest-behaviour.sh"
+bg_all
 finish

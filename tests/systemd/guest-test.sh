@@ -720,6 +720,14 @@ check_eq "no runtime drop-ins left for J or K" "" "$(ls -d "$CTL/user-$IJ.slice.
 cp "$T/sshd.orig" /etc/pam.d/sshd
 echo "#   11b took $(( $(date +%s) - T11B )) s"
 
+echo "# 11c. README's behaviour table, column systemd: the default line (after pam_systemd), no rule"
+sed -i 's|^@include common-session$|&\nsession optional pam_autogroup.so|' /etc/pam.d/sshd
+conf "# shipped: no rule"
+COLUMN=systemd
+. "$abs_top_srcdir/tests/systemd/guest-behaviour.sh"
+bg_all
+cp "$T/sshd.orig" /etc/pam.d/sshd
+
 echo "# 12. the other tests of make check on this systemd + cgroup v2 host: which run, which skip and why"
 host_lanes
 finish
