@@ -224,17 +224,16 @@ static void watch_drop_caller_ids(void) {
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
-/* A caller that stays in its session at close (where it came from is not
- * known, or gone) forks the watcher there, and a session that holds its own
- * watcher is never empty: the watcher leaves for the hierarchy's root. It is
- * root's own process, with every id 0 and not dumpable: no user can reach it
- * there. */
+/* The watcher leaves its caller's group for the hierarchy's root, whatever
+ * that group is: a caller that stays in its session at close (where it
+ * came from is not known, or gone) would keep the session from ever
+ * emptying, and a su-style caller is back in the invoking user's leaf,
+ * where that user's cap (or a hog of theirs) could starve the watcher. It
+ * is root's own process, with every id 0 and not dumpable: no user can
+ * reach it there. */
 static void watch_leave_session(const AgLogin *l) {
-        _cleanup_free_ char *cur = NULL;
         _cleanup_close_ int mfd = -1;
 
-        if (ag_cg_pid_path(l->hierarchy, 0, &cur) < 0 || !ag_cg_path_is_below(cur, l->session->path))
-                return;
         if (ag_hierarchy_open(l->hierarchy, &mfd) >= 0)
                 (void) ag_cg_attach(mfd, getpid());
 }
@@ -288,16 +287,28 @@ static _Noreturn void watch_run(const AgLogin *l, unsigned timeout_ms, const AgE
 }
 
 int ag_login_watch(const AgLogin *l, unsigned timeout_ms, const AgEvents *events, ag_watch_done_fn done) {
+        uid_t ruid, euid, suid;
+        bool swapped = false;
         pid_t pid;
-        int status;
+        int status, saved;
 
         if (l->state != AG_LOGIN_GROUPED || !l->session->name)
                 return -EINVAL;
+        /* A su-style caller has the invoking user's real uid: a child forked
+         * with it could be stopped (SIGSTOP) by that user before it drops
+         * it, and the waitpid below, so pam_close_session, would wait for as
+         * long as the user likes. So the caller's real uid is root's across
+         * the fork: no process of the close is ever the user's. */
+        if (getresuid(&ruid, &euid, &suid) == 0 && ruid != 0 && euid == 0)
+                swapped = setresuid(0, (uid_t) -1, (uid_t) -1) == 0;
         /* one fork for a child that detaches (setsid) and forks the watcher,
          * reaped here at once: the caller keeps no child and does not wait */
         pid = fork();
+        saved = errno;
+        if (pid != 0 && swapped)
+                (void) setresuid(ruid, (uid_t) -1, (uid_t) -1);
         if (pid < 0)
-                return negative_errno();
+                return -saved;
         if (pid == 0) {
                 (void) setsid();
                 pid = fork();
