@@ -69,9 +69,54 @@ static void disarm_session(int ufd, const char *name, unsigned max_dirs) {
         closedir(d);
 }
 
-/* ag_user_sweep; disarm: a session that stays is disarmed (disarm_session) */
-static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, bool disarm,
-                      unsigned max_dirs, const AgEvents *events) {
+/* Where the processes of a place the user left go: the user's group in the
+ * place they live in now (ufd): its shared group (place.h) for a user with
+ * sessions, else the user group itself. Opened (made) at the first process. */
+typedef struct Evict {
+        int ufd;
+        bool shared;
+        int fd;                 /* the destination, -1 until needed */
+        bool failed;
+} Evict;
+
+static int evict_dest(Evict *e) {
+        if (e->fd < 0 && !e->failed) {
+                if (e->shared) {
+                        if (ag_cg_mkdir_open_0755(e->ufd, AG_SHARED_GROUP, NULL, &e->fd) < 0)
+                                e->fd = -1;
+                } else
+                        e->fd = fcntl(e->ufd, F_DUPFD_CLOEXEC, 3);
+                e->failed = e->fd < 0;
+        }
+        return e->fd;
+}
+
+/* Rounds of moves out of one session: a process that forks while it is
+ * moved leaves its child behind, which the next round takes. */
+#define EVICT_ROUNDS 4
+
+/* Empties the session name below ufd into e's destination: every process of
+ * it, root's caller included. 0 when it is empty now, 1 when not. */
+static int evict_session(int ufd, const char *name, Evict *e, unsigned max_dirs) {
+        int dest = evict_dest(e);
+
+        for (unsigned round = 0; dest >= 0 && round < EVICT_ROUNDS; round++) {
+                unsigned budget = max_dirs;
+
+                (void) ag_cg_move_procs_below(ufd, name, dest, AG_SESSION_MAX_DEPTH, &budget);
+                budget = max_dirs;
+                if (ag_cg_subtree_populated(ufd, name, AG_SESSION_MAX_DEPTH, &budget) == 0)
+                        return 0;
+        }
+        return 1;
+}
+
+/* ag_user_sweep; evict (a place the user left): a session that holds
+ * processes is emptied into evict's destination and removed, and one that
+ * still holds some after that is disarmed (disarm_session); max_sessions:
+ * how many session directories it visits at most */
+static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, Evict *evict,
+                      unsigned max_dirs, unsigned max_sessions, const AgEvents *events) {
         _cleanup_close_ int ufd = -1;
         char ugroup[64];
         unsigned count = 0, dirs = 0;
@@ -94,6 +139,9 @@ static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_
                 return 1;
         }
 
+        /* processes in the user group itself (sessions no; the v1 fallback) */
+        if (evict && evict_dest(evict) >= 0)
+                (void) ag_cg_move_procs_below(rootfd, ugroup, evict->fd, 0, NULL);
         /* No session below the user group: nothing to read. */
         if (ag_cg_no_children(ufd))
                 goto sessions_done;
@@ -105,13 +153,14 @@ static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_
 
                 if (de->d_type != DT_DIR || de->d_name[0] == '.')
                         continue;
-                if (++dirs > 65536)
-                        break;          /* a user cannot create these; a bound all the same */
+                if (++dirs > max_sessions)
+                        break;          /* the rest is left to gc: a fixed cost whatever the user left */
                 /* A live session keeps its empty leaves: only a session that is
                  * empty as a whole goes, so a user's fresh leaf is never pulled
                  * away between its mkdir and the move into it. */
-                if (ag_cg_subtree_populated(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget) != 0) {
-                        if (disarm)
+                if (ag_cg_subtree_populated(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget) != 0 &&
+                    (!evict || evict_session(ufd, de->d_name, evict, max_dirs) != 0)) {
+                        if (evict)
                                 disarm_session(ufd, de->d_name, max_dirs);
                         continue;
                 }
@@ -145,7 +194,7 @@ sessions_done:
 
 int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
                   const AgEvents *events) {
-        return user_sweep(rootfd, root, uid, remove_user_group, false, max_dirs, events);
+        return user_sweep(rootfd, root, uid, remove_user_group, NULL, max_dirs, AG_SWEEP_MAX_SESSIONS, events);
 }
 
 int ag_user_sweep_at(int mfd, const char *root, uid_t uid, const AgEvents *events) {
@@ -169,15 +218,16 @@ static int remove_pool_if_empty(int rfd, const char *dirname, const char *place,
         return 1;
 }
 
-/* ag_pool_sweep_place; disarm as user_sweep */
+/* ag_pool_sweep_place; evict as user_sweep */
 static int pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, bool remove_user_group,
-                            bool disarm, unsigned max_dirs, const AgEvents *events) {
+                            Evict *evict, unsigned max_dirs, const AgEvents *events) {
         _cleanup_close_ int pfd = -1;
         char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1], place[AG_PLACE_MAX];
         int r, n;
 
         if (!pool || !*pool)
-                return user_sweep(rfd, root, uid, remove_user_group, disarm, max_dirs, events);
+                return user_sweep(rfd, root, uid, remove_user_group, evict, max_dirs, AG_SWEEP_MAX_SESSIONS,
+                                  events);
 
         r = ag_pool_group_name(pool, name, sizeof name);
         if (r >= 0)
@@ -186,7 +236,7 @@ static int pool_sweep_place(int rfd, const char *root, const char *pool, uid_t u
                 r = ag_cg_open_if_exists(rfd, name, &pfd);
         if (r <= 0)
                 return r;
-        n = user_sweep(pfd, place, uid, remove_user_group, disarm, max_dirs, events);
+        n = user_sweep(pfd, place, uid, remove_user_group, evict, max_dirs, AG_SWEEP_MAX_SESSIONS, events);
         if (n < 0)
                 return n;
         pfd = safe_close(pfd);
@@ -199,7 +249,7 @@ static int pool_sweep_place(int rfd, const char *root, const char *pool, uid_t u
 
 int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, bool remove_user_group,
                         unsigned max_dirs, const AgEvents *events) {
-        return pool_sweep_place(rfd, root, pool, uid, remove_user_group, false, max_dirs, events);
+        return pool_sweep_place(rfd, root, pool, uid, remove_user_group, NULL, max_dirs, events);
 }
 
 /* The pool a rule names (a pool item or a pool:NAME line), or NULL. */
@@ -239,14 +289,15 @@ static void mirror_sweep_place(MirrorSweep *m, const char *pool, uid_t uid) {
 }
 
 int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, uid_t uid, const char *current,
-                               const AgConfig *config, const AgEvents *events) {
+                               const AgConfig *config, int ufd, bool sessions, const AgEvents *events) {
         MirrorSweep m = { .h = h, .root = root, .fd = -1 };
-        bool in_pool = current && *current, disarm = h && h->version == 1;
+        Evict e = { .ufd = ufd, .shared = sessions, .fd = -1, .failed = ufd < 0 };
+        bool in_pool = current && *current;
         int total = 0, r;
 
         /* The plain place <root>/user-<uid>, when the user now lives in a pool. */
         if (in_pool) {
-                r = user_sweep(rfd, root, uid, true, disarm, AG_SESSION_MAX_DIRS, events);
+                r = user_sweep(rfd, root, uid, true, &e, AG_SESSION_MAX_DIRS, AG_SWEEP_MAX_SESSIONS, events);
                 if (r > 0)
                         total += r;
                 mirror_sweep_place(&m, NULL, uid);
@@ -256,7 +307,7 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
 
                 if (!pool || (in_pool && strcmp(pool, current) == 0) || seen_before(config, i, pool))
                         continue;
-                r = pool_sweep_place(rfd, root, pool, uid, true, disarm, AG_SESSION_MAX_DIRS, events);
+                r = pool_sweep_place(rfd, root, pool, uid, true, &e, AG_SESSION_MAX_DIRS, events);
                 if (r > 0)
                         total += r;
                 /* Its mirrors too, whatever the cpu side found: v1 hierarchies
@@ -264,6 +315,7 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
                 mirror_sweep_place(&m, pool, uid);
         }
         m.fd = safe_close(m.fd);
+        e.fd = safe_close(e.fd);
         return total;
 }
 
@@ -294,7 +346,7 @@ static int gc_place(int parent_fd, const char *dirname, const char *place, bool 
                 if (pools && ag_pool_group_parse(de->d_name, &pool) >= 0)
                         r = gc_pool(pfd, place, de->d_name, events);
                 else if (ag_user_group_parse(de->d_name, &uid) >= 0)
-                        r = ag_user_sweep(pfd, place, uid, true, AG_GC_MAX_DIRS, events);
+                        r = user_sweep(pfd, place, uid, true, NULL, AG_GC_MAX_DIRS, 65536, events);
                 else
                         continue;
                 if (r > 0)

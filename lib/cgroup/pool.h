@@ -18,6 +18,11 @@
 #include "conf.h"
 #include "place.h"
 
+/* Session directories of one user a sweep at open or close visits at most:
+ * a fixed cost whatever the user left behind (sessions-max bounds what a
+ * user makes; gc visits the rest). */
+#define AG_SWEEP_MAX_SESSIONS 64
+
 /* Removes the empty sessions of one user in the place rootfd (whose path
  * below the hierarchy is root, for the removed event) and, if
  * remove_user_group, the user group once empty, visiting at most max_dirs
@@ -37,18 +42,23 @@ int ag_user_sweep_at(int hierarchy_fd, const char *root, uid_t uid, const AgEven
 int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, bool remove_user_group,
                         unsigned max_dirs, const AgEvents *events);
 
-/* At open: sweeps uid's groups (user group included) in every place the
+/* At open: closes uid's groups (user group included) in every place the
  * config names (each pool of a pool item or pool:NAME line, and <root> itself)
- * except the place `current` (the user's pool, NULL or "" for none), so that a
- * user whose pool changed leaves nothing behind once their old sessions are
- * empty. On cgroup v1 (h not NULL), a session there that still holds
- * processes gets the cgroup.procs of its groups back (root's): the kernel
- * would let the user move their processes into it from anywhere, under the
- * old place's policy. With h on cgroup v1 with cpuacct mounted on its own,
- * the same places' cpuacct mirrors too (ag_acct_sweep_place). Costs one
- * openat per known pool in each hierarchy; never reads <root>. */
+ * except the place `current` (the user's pool, NULL or "" for none). Every
+ * process there (the user's, and the root caller of a login that lingers
+ * there) is moved by root into ufd, the user group of the place the user
+ * lives in now: into its shared group (place.h) when sessions, else into
+ * ufd itself; so it runs under the current policy, and the old groups,
+ * empty, go: a cgroup.procs of theirs the user opened earlier then points
+ * at a group that is gone (on v1 the kernel checks the opener's
+ * credentials at each write, so an open descriptor would outlive a chown).
+ * A group that still holds processes after a few rounds (a real-time task
+ * on v1, a fork bomb) gets its cgroup.procs back (root's) and stays. With
+ * h on cgroup v1 with cpuacct mounted on its own, the same places' cpuacct
+ * mirrors too (ag_acct_sweep_place). Costs one openat per known pool in each
+ * hierarchy; never reads <root>. */
 int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, uid_t uid, const char *current,
-                               const AgConfig *config, const AgEvents *events);
+                               const AgConfig *config, int ufd, bool sessions, const AgEvents *events);
 
 /* Sweeps every place below root: every user group in <root> and in each pool
  * directory, then each pool directory once empty, with the larger budget

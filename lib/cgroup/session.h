@@ -49,6 +49,9 @@ typedef struct AgSession {
         unsigned class_leaves;         /* bit l set: class-<l> made at open */
         gid_t gid;                     /* the group of the leaves' cgroup.procs */
         unsigned interactive;          /* the level the class leaves' weights are for */
+        bool shared;                   /* no session of its own (name NULL): the login is in the user's
+                                        * shared group (path ".../user-<uid>/shared"), or on v1 in the
+                                        * user group itself when even that was refused (place.h) */
 } AgSession;
 
 typedef struct AgOpenParams {
