@@ -59,6 +59,12 @@
  *   class-interactive         at interactive 1 and 2: "autogroup run --latency"
  *   class-audio               of that class, with the weight of lib/config/latency.h's
  *                             table (the item interactive), written by root */
+/* The mark close leaves on a session that still holds processes (an
+ * extended attribute only root can set or read): the one watcher of the
+ * user stays while such a session is left (pool.h). */
+#define AG_CLOSED_XATTR "trusted.autogroup.closed"
+/* A session's own leaf: the login's caller and what it starts, root's. */
+#define AG_LOGIN_LEAF "login"
 #define AG_ROOT_LEAF_PREFIX "leaf-"
 #define AG_CLASS_LEAF_PREFIX "class-"
 /* "leaf-<i>" for i in 1..AG_LEAVES_MAX. */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "acct.h"
@@ -195,6 +196,40 @@ sessions_done:
 int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
                   const AgEvents *events) {
         return user_sweep(rootfd, root, uid, remove_user_group, NULL, max_dirs, AG_SWEEP_MAX_SESSIONS, events);
+}
+
+int ag_user_closed_sessions(int ufd) {
+        struct dirent *de;
+        unsigned dirs = 0;
+        int n = 0, r;
+        DIR *d;
+
+        if (ag_cg_no_children(ufd))
+                return 0;
+        r = ag_opendir_dup(ufd, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d)) && dirs < AG_SWEEP_MAX_SESSIONS) {
+                char login[NAME_MAX + sizeof "/" AG_LOGIN_LEAF];
+                struct stat st;
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.' || strcmp(de->d_name, AG_SHARED_GROUP) == 0)
+                        continue;
+                dirs++;
+                if (snprintf(login, sizeof login, "%s/" AG_LOGIN_LEAF, de->d_name) >= (int) sizeof login)
+                        continue;
+                if (fstatat(ufd, login, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+                        n++;
+                else {
+                        _cleanup_close_ int sfd = -1;
+                        char c;
+
+                        if (ag_cg_open(ufd, de->d_name, &sfd) >= 0 && fgetxattr(sfd, AG_CLOSED_XATTR, &c, 1) >= 0)
+                                n++;
+                }
+        }
+        closedir(d);
+        return n;
 }
 
 int ag_user_sweep_at(int mfd, const char *root, uid_t uid, const AgEvents *events) {

@@ -31,6 +31,12 @@
 int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
                   const AgEvents *events);
 
+/* How many sessions below the user group ufd were closed and still hold
+ * processes: those close marked (AG_CLOSED_XATTR, place.h) or without
+ * login/ (close removes it; a live login's caller sits in it), at most
+ * AG_SWEEP_MAX_SESSIONS looked at; "shared" is not one. For the one watcher of a user, which stays while any is left. */
+int ag_user_closed_sessions(int ufd);
+
 /* The same in <root> itself, given the hierarchy's root directory fd;
  * removes the user group. */
 int ag_user_sweep_at(int hierarchy_fd, const char *root, uid_t uid, const AgEvents *events);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -759,8 +760,16 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
 
         /* Our own session first, so that the answer is about it, whatever a
          * concurrent sweep does to the others. */
-        if (s->name && d.ufd >= 0)
+        if (s->name && d.ufd >= 0) {
                 result = remove_own_session(h, d.ufd, &d.sfd, s, events);
+                if (result == -EBUSY) {
+                        _cleanup_close_ int sfd = -1;
+
+                        /* closed, lingering: for the one watcher of the user */
+                        if (ag_cg_open(d.ufd, s->name, &sfd) >= 0)
+                                (void) fsetxattr(sfd, AG_CLOSED_XATTR, "1", 1, 0);
+                }
+        }
         r = ag_user_sweep(d.rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, events);
         if (r < 0)
                 return r;

@@ -29,7 +29,6 @@
 #include "policy.h"
 #include "pool.h"
 
-#define AG_LOGIN_LEAF "login"
 /* v2: cgroup.max.descendants of every delegated session (root-owned); its
  * cgroup.max.depth is AG_SESSION_MAX_DEPTH, so on v2 the kernel keeps every
  * session within what close and gc remove. v1 has neither limit. */

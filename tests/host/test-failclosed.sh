@@ -35,6 +35,15 @@ lingering() {
         for i in $(seq 100); do [ "$(wc -l <"$U/$tag.pids" 2>/dev/null)" -ge "$n" ] && break; sleep 0.05; done
         for i in $(cat "$U/$tag.pids"); do track_pid "$i"; done
 }
+# watchers TAG: how many watchers (forked by the module's close) with AG_TEST_WATCH=TAG run
+watchers() {
+        local d n=0
+        for d in /proc/[0-9]*; do
+                [ "$(cat "$d/comm" 2>/dev/null)" = pam_autogroup ] || continue
+                tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qx "AG_TEST_WATCH=$1" && n=$((n + 1))
+        done
+        echo "$n"
+}
 ends_lingering() {
         local p
         for p in $(cat "$U/$1.pids"); do kill "$p" 2>/dev/null; done
@@ -49,12 +58,13 @@ below_user() {
 
 echo "# 1. 40 lingering logins from one process without an audit session id: each its own session"
 if [ "$(cat /proc/self/sessionid)" = 4294967295 ]; then
-        lingering 40 forty
+        lingering 40 forty AG_TEST_WATCH="forty$$"
         check_eq "40 opens, 40 PAM_SUCCESS" 40 "$(grep -c '^open=PAM_SUCCESS' "$T/forty.out")"
         check_eq "40 sessions with 40 different names" 40 "$(val AUTOGROUP_SESSION "$T/forty.out" | sort -u | grep -c "^/$ROOT/user-$IA/p[0-9]")"
         check_eq "every sleeper below the user group (its cap)" 40 "$(below_user forty)"
         check_eq "the cap on the user group" 20000 "$(cat "$CG/user-$IA/cpu.cfs_quota_us")"
         check_not "no login ungrouped" grep -q "session not grouped" "$SYSLOG"
+        check_eq "40 lingering closes, one watcher of the user" 1 "$(watchers "forty$$")"
         ends_lingering forty
 else
         skip "this shell has an audit session id: the p<pid> names are not used"
