@@ -40,7 +40,7 @@ watchers() {
         local d n=0
         for d in /proc/[0-9]*; do
                 [ "$(cat "$d/comm" 2>/dev/null)" = pam_autogroup ] || continue
-                tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qx "AG_TEST_WATCH=$1" && n=$((n + 1))
+                tr '\0' '\n' 2>/dev/null <"$d/environ" | grep -qx "AG_TEST_WATCH=$1" && n=$((n + 1))
         done
         echo "$n"
 }
@@ -154,7 +154,7 @@ touch "$U/stop.done"; wait "$SP" 2>/dev/null
 for p in $(cat "$U/stopped" 2>/dev/null); do kill -CONT "$p" 2>/dev/null; done
 wait "$DP" 2>/dev/null
 W=$(for d in /proc/[0-9]*; do [ "$(cat "$d/comm" 2>/dev/null)" = pam_autogroup ] || continue
-        tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qx "AG_TEST_WATCH=fc$$" && echo "${d#/proc/}"; done | head -n1)
+        tr '\0' '\n' 2>/dev/null <"$d/environ" | grep -qx "AG_TEST_WATCH=fc$$" && echo "${d#/proc/}"; done | head -n1)
 if [ -n "$W" ]; then
         check_eq "its watcher sits in the hierarchy's root (not in the caller's group)" / "$(cgof "$W")"
         check "the watcher is not stopped" grep -qE '^State:[[:space:]]+[RSD]' "/proc/$W/status"
