@@ -115,9 +115,41 @@ static void print_slice_forgotten(void *userdata, const char *slice) {
         syslog(LOG_DEBUG, "removed the runtime properties of %s", slice);
 }
 
-static int gc_root(const AgHierarchy *h, const char *root, struct gc_log *g, int *removed) {
+/* Every config of the module's lines, for the pools they name (gc closes the
+ * others); 0 and nothing when one cannot be read: then no pool is closed. */
+static size_t gc_configs(const Args *a, AgConfig ***ret) {
+        AgConfig **v = NULL;
+        AgTargets t;
+        size_t n = 0;
+
+        if (ag_targets_from_pam(a->pam_dir, true, a->conf ? a->conf : AG_DEFAULT_CONF, NULL, &t) < 0)
+                return 0;
+        v = calloc(t.n ? t.n : 1, sizeof *v);
+        for (size_t i = 0; v && i < t.n; i++, n++)
+                if (ag_config_load(t.v[i].value, 0, NULL, NULL, &v[i]) < 0)
+                        break;
+        ag_targets_done(&t);
+        if (!v || n < t.n) {
+                for (size_t i = 0; v && i < n; i++)
+                        ag_config_free(v[i]);
+                free(v);
+                return 0;
+        }
+        *ret = v;
+        return n;
+}
+
+static int gc_root(const AgHierarchy *h, const char *root, const char *pam_dir, const AgConfig *const *configs,
+                   size_t n_configs, struct gc_log *g, int *removed) {
         const AgEvents events = { .removed = print_removed, .userdata = g };
-        int r = ag_gc(h, root, &events);
+        int r;
+
+        /* pools are closed only below a root a module line names, with the
+         * configs of those lines: a config that is not the module's must not
+         * close a pool that is in use */
+        if (n_configs && ag_pam_names_root(pam_dir, root) <= 0)
+                n_configs = 0;
+        r = ag_gc(h, root, n_configs ? configs : NULL, n_configs, &events);
 
         if (r > 0) {
                 *removed += r;
@@ -143,12 +175,15 @@ int verb_gc(const Args *a) {
         /* --root, or every root= of the module's lines */
         AgTargets t;
         int removed = 0;
+        AgConfig **configs = NULL;
+        size_t n_configs = gc_configs(a, &configs);
         if (a->root_given)
-                r = gc_root(h, a->root, &g, &removed);
+                r = gc_root(h, a->root, a->pam_dir, (const AgConfig *const *) configs, n_configs, &g, &removed);
         else if ((r = ag_targets_from_pam(a->pam_dir, false, a->root, NULL, &t)) >= 0) {
                 for (size_t i = 0; r >= 0 && i < t.n; i++) {
                         ag_target_print_source(&t, &t.v[i], "root", a->pam_dir, stdout);
-                        r = gc_root(h, t.v[i].value, &g, &removed);
+                        r = gc_root(h, t.v[i].value, a->pam_dir, (const AgConfig *const *) configs, n_configs, &g,
+                                    &removed);
                 }
                 ag_targets_done(&t);
         }
@@ -166,6 +201,9 @@ int verb_gc(const Args *a) {
                 else if (n < 0)
                         syslog(LOG_ERR, "gc of %s: %s", AG_SYSTEMD_RECORD_DIR, strerror(-n));
         }
+        for (size_t i = 0; i < n_configs; i++)
+                ag_config_free(configs[i]);
+        free(configs);
         ag_hierarchy_free(h);
 #ifdef HAVE_LIBAUDIT
         if (g.audit_fd >= 0)

@@ -76,6 +76,7 @@ static void disarm_session(int ufd, const char *name, unsigned max_dirs) {
 typedef struct Evict {
         int ufd;
         bool shared;
+        bool in_place;          /* gc: into the shared group of the very user group swept (ufd set there) */
         int fd;                 /* the destination, -1 until needed */
         bool failed;
 } Evict;
@@ -140,6 +141,8 @@ static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_
                 return 1;
         }
 
+        if (evict && evict->in_place)
+                evict->ufd = ufd;
         /* processes in the user group itself (sessions no; the v1 fallback) */
         if (evict && evict_dest(evict) >= 0)
                 (void) ag_cg_move_procs_below(rootfd, ugroup, evict->fd, 0, NULL);
@@ -160,8 +163,9 @@ static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_
                  * empty as a whole goes, so a user's fresh leaf is never pulled
                  * away between its mkdir and the move into it. */
                 if (ag_cg_subtree_populated(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget) != 0 &&
-                    (!evict || evict_session(ufd, de->d_name, evict, max_dirs) != 0)) {
-                        if (evict)
+                    (!evict || (evict->in_place && strcmp(de->d_name, AG_SHARED_GROUP) == 0) ||
+                     evict_session(ufd, de->d_name, evict, max_dirs) != 0)) {
+                        if (evict && !(evict->in_place && strcmp(de->d_name, AG_SHARED_GROUP) == 0))
                                 disarm_session(ufd, de->d_name, max_dirs);
                         continue;
                 }
@@ -183,6 +187,10 @@ static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_
         closedir(d);
 
 sessions_done:
+        if (evict && evict->in_place) {
+                evict->fd = safe_close(evict->fd);
+                evict->failed = false;
+        }
         if (remove_user_group) {
                 ufd = safe_close(ufd);
                 if (unlinkat(rootfd, ugroup, AT_REMOVEDIR) == 0) {
@@ -354,13 +362,34 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
         return total;
 }
 
-static int gc_pool(int rfd, const char *root, const char *dirname, const AgEvents *events);
+/* Which pools the module's configs name, for gc (NULL: not known). */
+typedef struct GcNamed {
+        const AgConfig *const *configs;
+        size_t n;
+} GcNamed;
+
+static bool pool_named(const GcNamed *named, const char *pool) {
+        if (!named)
+                return true;
+        for (size_t c = 0; c < named->n; c++)
+                for (size_t i = 0; named->configs[c] && i < named->configs[c]->n_rules; i++) {
+                        const char *name = rule_pool(&named->configs[c]->rules[i]);
+
+                        if (name && strcmp(name, pool) == 0)
+                                return true;
+                }
+        return false;
+}
+
+static int gc_pool(int rfd, const char *root, const char *dirname, const GcNamed *named, const AgEvents *events);
 
 /* gc of the place dirname below parent_fd ("<place>" below the hierarchy):
  * every user group in it, with the gc budget, and when pools (the place is
- * <root>) every pool directory in it (gc_pool). Returns the number removed,
- * -ENOENT when the place does not exist, or another -errno. */
-static int gc_place(int parent_fd, const char *dirname, const char *place, bool pools, const AgEvents *events) {
+ * <root>) every pool directory in it (gc_pool). close: a place no config
+ * names any more, closed (ag_gc). Returns the number removed, -ENOENT when
+ * the place does not exist, or another -errno. */
+static int gc_place(int parent_fd, const char *dirname, const char *place, bool pools, bool close,
+                    const GcNamed *named, const AgEvents *events) {
         _cleanup_close_ int pfd = -1;
         struct dirent *de;
         int r, total = 0;
@@ -379,10 +408,13 @@ static int gc_place(int parent_fd, const char *dirname, const char *place, bool 
                 if (de->d_type != DT_DIR)
                         continue;
                 if (pools && ag_pool_group_parse(de->d_name, &pool) >= 0)
-                        r = gc_pool(pfd, place, de->d_name, events);
-                else if (ag_user_group_parse(de->d_name, &uid) >= 0)
-                        r = user_sweep(pfd, place, uid, true, NULL, AG_GC_MAX_DIRS, 65536, events);
-                else
+                        r = gc_pool(pfd, place, de->d_name, named, events);
+                else if (ag_user_group_parse(de->d_name, &uid) >= 0) {
+                        Evict e = { .in_place = true, .shared = true, .fd = -1 };
+
+                        r = user_sweep(pfd, place, uid, true, close ? &e : NULL, AG_GC_MAX_DIRS, 65536, events);
+                        e.fd = safe_close(e.fd);
+                } else
                         continue;
                 if (r > 0)
                         total += r;
@@ -392,8 +424,9 @@ static int gc_place(int parent_fd, const char *dirname, const char *place, bool 
 }
 
 /* gc: every user group in <root>/<dirname> (a pool directory), with the gc
- * budget, then the pool directory once empty. */
-static int gc_pool(int rfd, const char *root, const char *dirname, const AgEvents *events) {
+ * budget, then the pool directory once empty; a pool no config names is
+ * closed. */
+static int gc_pool(int rfd, const char *root, const char *dirname, const GcNamed *named, const AgEvents *events) {
         char place[AG_PLACE_MAX];
         const char *pool;
         int r;
@@ -402,20 +435,22 @@ static int gc_pool(int rfd, const char *root, const char *dirname, const AgEvent
         if (r >= 0)
                 r = ag_pool_place(root, pool, place, sizeof place);
         if (r >= 0)
-                r = gc_place(rfd, dirname, place, false, events);
+                r = gc_place(rfd, dirname, place, false, !pool_named(named, pool), named, events);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
         return r + remove_pool_if_empty(rfd, dirname, place, events);
 }
 
-int ag_gc(const AgHierarchy *h, const char *root, const AgEvents *events) {
+int ag_gc(const AgHierarchy *h, const char *root, const AgConfig *const *configs, size_t n_configs,
+          const AgEvents *events) {
         _cleanup_close_ int mfd = -1;
+        GcNamed named = { .configs = configs, .n = n_configs };
         int r;
 
         r = ag_hierarchy_open(h, &mfd);
         if (r < 0)
                 return r;
-        r = gc_place(mfd, root, root, true, events);
+        r = gc_place(mfd, root, root, true, false, configs ? &named : NULL, events);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
         /* v1 with a separate cpuacct hierarchy: the emptied mirrors too (acct.c). */

@@ -70,5 +70,14 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
  * directory, then each pool directory once empty, with the larger budget
  * AG_GC_MAX_DIRS per session (gc is an administrator's command, not in the
  * login path); on v1 with cpuacct mounted on its own, the emptied mirrors
- * too (ag_acct_gc). Returns the number removed or -errno. */
-int ag_gc(const AgHierarchy *h, const char *root, const AgEvents *events);
+ * too (ag_acct_gc). With configs (the module's configs, all of them), a
+ * pool none of them names is closed as a login closes a place its user
+ * left: in each of its user groups, every process of a session (and of the
+ * user group itself) moves into that user group's shared group (place.h),
+ * under the same pool's and user's caps, and the sessions go, so that no
+ * cgroup.procs of the user's is left there (a descriptor opened earlier
+ * points at a group that is gone); the pool goes once its processes have
+ * exited. configs NULL: no pool is closed. Returns the number removed or
+ * -errno. */
+int ag_gc(const AgHierarchy *h, const char *root, const AgConfig *const *configs, size_t n_configs,
+          const AgEvents *events);

@@ -337,6 +337,26 @@ for i in $(seq 100); do [ -e "/proc/$PL" ] || break; sleep 0.1; done
 check "once empty, the next login (back in no pool) removes the pool's groups" test ! -e "$CG/pool-moved"
 echo "* weight 100" >"$CONF"
 
+echo "# 5h2. a pool no config names any more, its session lingering: gc closes it (cgroup v1)"
+printf '%s\n' "* weight 100" "$UA pool old" "pool:old max 50%" >"$CONF"
+rm -f "$U/ling7.pid" "$U/ling7.go" "$U/ling7.res"
+"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "d=$CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup); echo \$\$ >\$d/leaf-1/cgroup.procs; exec perl $U/holder.pl \$d/leaf-2/cgroup.procs $U/ling7.pid $U/ling7.go $U/ling7.res" \
+        wait-file "$U/ling7.pid" close >"$T/ling7.out" 2>&1
+SL=$(val AUTOGROUP_SESSION "$T/ling7.out"); PL=$(cat "$U/ling7.pid"); track_pid "$PL"
+check_eq "the session lingers in pool old, its process in leaf-1" "$SL/leaf-1" "$(cgof "$PL")"
+echo "* weight 100" >"$CONF"
+"$HELPER" --root "$ROOT" --pam-dir "$T" gc >"$T/gc7.out" 2>&1
+check_eq "gc moved the process into the user's shared group of the same pool (its caps)" \
+        "/$ROOT/pool-old/user-$IA/shared" "$(cgof "$PL")"
+check "gc removed the old session" test ! -e "$CPU$SL"
+check_eq "nothing in the pool is the user's" 0 "$(find "$CG/pool-old" -user "$UA" | wc -l)"
+touch "$U/ling7.go"; wait_for "$U/ling7.res" . || true
+check_eq "the cgroup.procs fd the user opened earlier grants nothing" refused "$(cat "$U/ling7.res")"
+kill "$PL" 2>/dev/null
+for i in $(seq 100); do [ -e "/proc/$PL" ] || break; sleep 0.1; done
+"$HELPER" --root "$ROOT" --pam-dir "$T" gc >"$T/gc7b.out" 2>&1
+check "once empty, gc removes the pool" test ! -e "$CG/pool-old"
+
 echo "# 5i. the user's own process in a group root made outside the tree (another tool's cap): what v1 gives"
 # cgroup v1 checks uids only (__cgroup1_procs_write), not where the process
 # comes from: with a leaf's cgroup.procs the user can pull any process of
