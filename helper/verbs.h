@@ -36,6 +36,7 @@ typedef struct Args {
         const char *user;              /* status, metrics --user */
         const char *output;            /* metrics --output */
         const char *conf;              /* explain --conf */
+        bool apply;                    /* gc --apply */
         const char *leaf;              /* container-init --leaf */
         AgRunOptions run;              /* run, set: --latency, --weight, --idle, --verbose */
 } Args;

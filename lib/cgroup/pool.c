@@ -457,3 +457,87 @@ int ag_gc(const AgHierarchy *h, const char *root, const AgConfig *const *configs
         (void) ag_acct_gc(h, root);
         return r;
 }
+
+/* gc --apply of one place: its user groups (place NULL pool: <root>). */
+static int apply_place(const AgHierarchy *h, int pfd, const char *pool, ag_policy_for_fn policy_for, void *userdata,
+                       unsigned *failed) {
+        struct dirent *de;
+        int n = 0, r;
+        DIR *d;
+
+        r = ag_opendir_dup(pfd, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int ufd = -1;
+                AgPolicy p;
+                AgCgValues v;
+                uid_t uid;
+
+                if (de->d_type != DT_DIR || ag_user_group_parse(de->d_name, &uid) < 0)
+                        continue;
+                if (policy_for(userdata, uid, &p) <= 0 || strcmp(p.pool, pool ? pool : "") != 0)
+                        continue;
+                if (ag_cg_open(pfd, de->d_name, &ufd) < 0)
+                        continue;
+                ag_policy_to_values(&p, h->version, &v);
+                if (ag_cg_apply(h, ufd, &v, NULL) < 0)
+                        (*failed)++;
+                else
+                        n++;
+        }
+        closedir(d);
+        return n;
+}
+
+int ag_gc_apply(const AgHierarchy *h, const char *root, const AgConfig *config, ag_policy_for_fn policy_for,
+                void *userdata, unsigned *ret_failed) {
+        _cleanup_close_ int mfd = -1, rfd = -1;
+        const AgConfig *const one[] = { config };
+        GcNamed named = { .configs = one, .n = 1 };
+        unsigned failed = 0;
+        struct dirent *de;
+        int r, total;
+        DIR *d;
+
+        if (!h->has_cpu)
+                return 0;
+        r = ag_hierarchy_open(h, &mfd);
+        if (r >= 0)
+                r = ag_cg_open_if_exists(mfd, root, &rfd);
+        if (r <= 0)
+                return r;
+        total = apply_place(h, rfd, NULL, policy_for, userdata, &failed);
+        if (total < 0)
+                return total;
+        r = ag_opendir_dup(rfd, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int pfd = -1;
+                const char *pool;
+                AgPolicy limits;
+                AgCgValues v;
+
+                if (de->d_type != DT_DIR || ag_pool_group_parse(de->d_name, &pool) < 0 ||
+                    ag_cg_open(rfd, de->d_name, &pfd) < 0)
+                        continue;
+                /* a pool no line names keeps what it had (gc closes it) */
+                if (!pool_named(&named, pool))
+                        continue;
+                /* the pool first: a member's cap above a lowered pool cap is refused */
+                ag_pool_policy_resolve(config, pool, &limits);
+                ag_policy_to_values(&limits, h->version, &v);
+                if (ag_cg_apply(h, pfd, &v, NULL) < 0)
+                        failed++;
+                else
+                        total++;
+                r = apply_place(h, pfd, pool, policy_for, userdata, &failed);
+                if (r > 0)
+                        total += r;
+        }
+        closedir(d);
+        if (ret_failed)
+                *ret_failed = failed;
+        return total;
+}

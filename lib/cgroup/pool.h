@@ -81,3 +81,16 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
  * -errno. */
 int ag_gc(const AgHierarchy *h, const char *root, const AgConfig *const *configs, size_t n_configs,
           const AgEvents *events);
+
+/* gc --apply: writes config's policy to the live groups below root, as a
+ * login would: each pool directory its pool:NAME lines (defaults for none),
+ * and each user-<uid> in a place the limits policy_for resolves for uid,
+ * when that is the user's place now (policy_for fills *ret and returns 1;
+ * 0 skips the user: unknown, or their pool changed and their next login
+ * moves them). Only values that differ are written (ag_cg_apply: never a
+ * moment less capped than before or than asked). Returns the number of
+ * groups whose values were written and checked, or -errno; *ret_failed (may
+ * be NULL) counts the groups the kernel refused. */
+typedef int (*ag_policy_for_fn)(void *userdata, uid_t uid, AgPolicy *ret);
+int ag_gc_apply(const AgHierarchy *h, const char *root, const AgConfig *config, ag_policy_for_fn policy_for,
+                void *userdata, unsigned *ret_failed);

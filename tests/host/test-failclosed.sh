@@ -162,6 +162,21 @@ else
         not_ok "the watcher of the su-style close found"
 fi
 
+echo "# 4b. gc --apply: a cap added to the config applies to a live user group without a new login"
+printf '%s\n' "* weight 100" >"$CONF"
+lingering 1 apply
+check_eq "no cap on the user group at first" -1 "$(cat "$CG/user-$IA/cpu.cfs_quota_us")"
+printf '%s\n' "* weight 100" "$UA max 30%" "$UA weight 200" >"$CONF"
+"$abs_top_builddir/helper/autogroup" --root "$ROOT" --pam-dir "$T" gc >"$T/gc.out" 2>&1
+check_eq "gc without --apply leaves it" -1 "$(cat "$CG/user-$IA/cpu.cfs_quota_us")"
+"$abs_top_builddir/helper/autogroup" --root "$ROOT" --pam-dir "$T" gc --apply >"$T/apply.out" 2>&1
+check_eq "gc --apply writes the cap and the weight" "30000 2048" \
+        "$(cat "$CG/user-$IA/cpu.cfs_quota_us") $(cat "$CG/user-$IA/cpu.shares")"
+check "gc --apply says how many groups" grep -q "^applied the configuration to 1 group below $ROOT" "$T/apply.out"
+check_eq "the live session's process is under it" 1 "$(below_user apply)"
+ends_lingering apply
+printf '%s\n' "* weight 100" "$UA max 20%" >"$CONF"
+
 echo "# 5. cgroup v2 (the host's cgroup2 mount, no cpu): the shared group is root's and holds the login"
 if [ -d "$UNIFIED" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs ]; then
         "$AGDRV" --lib "$UNIFIED" "$ROOT" "$UA" open env spawn-user "echo \$\$ >$U/v2.pid; exec sleep 300" close \
