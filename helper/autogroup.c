@@ -55,6 +55,7 @@ enum {
         OPT_WEIGHT,
         OPT_IDLE,
         OPT_STRICT,
+        OPT_APPLY,
 };
 
 typedef struct VerbOption {
@@ -117,6 +118,14 @@ static const VerbOption check_options[] = {
         {}
 };
 
+static const VerbOption gc_options[] = {
+        { "apply", no_argument, OPT_APPLY, NULL,
+          "also write the configuration's weight, cap and idle flag to the\n"
+          "live user groups and pools (a cap added for a runaway user applies\n"
+          "without waiting for their next login)" },
+        {}
+};
+
 static const VerbOption explain_options[] = {
         { "conf", required_argument, OPT_CONF, "FILE", "the configuration (default: every conf= of the module's lines)" },
         {}
@@ -170,7 +179,7 @@ static const Verb verbs[] = {
           .options = explain_options,
           .help = "which line set each item for USER (default: for\n"
                   "every conf= of the module's lines)" },
-        { .name = "gc", .run = verb_gc, .help = "(root) remove empty groups" },
+        { .name = "gc", .run = verb_gc, .options = gc_options, .help = "(root) remove empty groups" },
         { .name = "run", .run = verb_run_set, .min_args = 1, .max_args = VERB_ANY, .args = "-- CMD [ARGS...]",
           .options = run_options, .options_first = true,
           .help = "run CMD in a leaf of its own inside your session\n"
@@ -325,6 +334,9 @@ static int apply_option(Args *a, int key, const char *v) {
                 break;
         case OPT_CONF:
                 a->conf = v;
+                break;
+        case OPT_APPLY:
+                a->apply = true;
                 break;
         case OPT_LEAF:
                 a->leaf = v;

@@ -175,6 +175,7 @@ void ag_item_value_format(AgItem item, long value, char *buf, size_t size) {
         case AG_ITEM_INTERACTIVE:
         case AG_ITEM_LEAVES:
         case AG_ITEM_LEAVES_NOTTY:
+        case AG_ITEM_SESSIONS_MAX:
                 snprintf(buf, size, "%ld", value);
                 break;
         default:
@@ -444,6 +445,7 @@ static void explain_items(const AgPolicy *p, FILE *out) {
                 case AG_ITEM_INTERACTIVE: v = (long) p->interactive; break;
                 case AG_ITEM_LEAVES: v = (long) p->leaves; break;
                 case AG_ITEM_LEAVES_NOTTY: v = (long) p->leaves_notty; break;
+                case AG_ITEM_SESSIONS_MAX: v = (long) p->sessions_max; break;
                 default: v = p->idle; break;
                 }
                 if (item == AG_ITEM_POOL)

@@ -119,9 +119,90 @@ static void print_slice_forgotten(void *userdata, const char *slice) {
         syslog(LOG_DEBUG, "removed the runtime properties of %s", slice);
 }
 
-static int gc_root(const AgHierarchy *h, const char *root, struct gc_log *g, int *removed) {
+/* Every config of the module's lines, for the pools they name (gc closes the
+ * others); 0 and nothing when one cannot be read: then no pool is closed. */
+static size_t gc_configs(const Args *a, AgConfig ***ret) {
+        AgConfig **v = NULL;
+        AgTargets t;
+        size_t n = 0;
+
+        if (ag_targets_from_pam(a->pam_dir, true, a->conf ? a->conf : AG_DEFAULT_CONF, NULL, &t) < 0)
+                return 0;
+        v = calloc(t.n ? t.n : 1, sizeof *v);
+        for (size_t i = 0; v && i < t.n; i++, n++)
+                if (ag_config_load(t.v[i].value, 0, NULL, NULL, &v[i]) < 0)
+                        break;
+        ag_targets_done(&t);
+        if (!v || n < t.n) {
+                for (size_t i = 0; v && i < n; i++)
+                        ag_config_free(v[i]);
+                free(v);
+                return 0;
+        }
+        *ret = v;
+        return n;
+}
+
+/* gc --apply: the user's policy as the module resolves it at login. */
+typedef struct ApplyCtx {
+        const AgConfig *config;
+        const char *user;
+        gid_t gid;
+} ApplyCtx;
+
+static int apply_in_group(void *userdata, const char *group) {
+        const ApplyCtx *c = userdata;
+
+        return ag_nss_group_member(group, c->user, c->gid);
+}
+
+static int apply_policy_for(void *userdata, uid_t uid, AgPolicy *ret) {
+        ApplyCtx *c = userdata;
+        const struct passwd *pw = getpwuid(uid);
+
+        if (!pw)
+                return 0;
+        c->user = pw->pw_name;
+        c->gid = pw->pw_gid;
+        ag_policy_resolve(c->config, pw->pw_name, uid, apply_in_group, c, ret);
+        return 1;
+}
+
+static void gc_apply(const AgHierarchy *h, const char *root, const char *pam_dir, const AgConfig *const *configs,
+                     size_t n_configs) {
+        unsigned failed = 0;
+        int r;
+
+        if (n_configs != 1 || ag_pam_names_root(pam_dir, root) <= 0) {
+                printf("gc --apply: below %s not applied (%s)\n", root, n_configs > 1 ?
+                       "the module's lines name more than one configuration" :
+                       "no module line names it, or its configuration cannot be read");
+                return;
+        }
+        ApplyCtx c = { .config = configs[0] };
+        r = ag_gc_apply(h, root, configs[0], apply_policy_for, &c, &failed);
+        if (r < 0) {
+                printf("gc --apply below %s: %s\n", root, strerror(-r));
+                syslog(LOG_ERR, "gc --apply below %s: %s", root, strerror(-r));
+                return;
+        }
+        printf("applied the configuration to %d group%s below %s%s\n", r, r == 1 ? "" : "s", root,
+               failed ? " (the kernel refused some: see autogroup explain)" : "");
+        syslog(LOG_INFO, "gc --apply: the configuration applied to %d group%s below %s, %u refused", r,
+               r == 1 ? "" : "s", root, failed);
+}
+
+static int gc_root(const AgHierarchy *h, const char *root, const char *pam_dir, const AgConfig *const *configs,
+                   size_t n_configs, struct gc_log *g, int *removed) {
         const AgEvents events = { .removed = print_removed, .userdata = g };
-        int r = ag_gc(h, root, &events);
+        int r;
+
+        /* pools are closed only below a root a module line names, with the
+         * configs of those lines: a config that is not the module's must not
+         * close a pool that is in use */
+        if (n_configs && ag_pam_names_root(pam_dir, root) <= 0)
+                n_configs = 0;
+        r = ag_gc(h, root, n_configs ? configs : NULL, n_configs, &events);
 
         if (r > 0) {
                 *removed += r;
@@ -147,12 +228,19 @@ int verb_gc(const Args *a) {
         /* --root, or every root= of the module's lines */
         AgTargets t;
         int removed = 0, slices = 0;
-        if (a->root_given)
-                r = gc_root(h, a->root, &g, &removed);
-        else if ((r = ag_targets_from_pam(a->pam_dir, false, a->root, NULL, &t)) >= 0) {
+        AgConfig **configs = NULL;
+        size_t n_configs = gc_configs(a, &configs);
+        if (a->root_given) {
+                r = gc_root(h, a->root, a->pam_dir, (const AgConfig *const *) configs, n_configs, &g, &removed);
+                if (a->apply)
+                        gc_apply(h, a->root, a->pam_dir, (const AgConfig *const *) configs, n_configs);
+        } else if ((r = ag_targets_from_pam(a->pam_dir, false, a->root, NULL, &t)) >= 0) {
                 for (size_t i = 0; r >= 0 && i < t.n; i++) {
                         ag_target_print_source(&t, &t.v[i], "root", a->pam_dir, stdout);
-                        r = gc_root(h, t.v[i].value, &g, &removed);
+                        r = gc_root(h, t.v[i].value, a->pam_dir, (const AgConfig *const *) configs, n_configs, &g,
+                                    &removed);
+                        if (a->apply)
+                                gc_apply(h, t.v[i].value, a->pam_dir, (const AgConfig *const *) configs, n_configs);
                 }
                 ag_targets_done(&t);
         }
@@ -170,6 +258,9 @@ int verb_gc(const Args *a) {
                 else if (n < 0)
                         syslog(LOG_ERR, "gc of %s: %s", AG_SYSTEMD_RECORD_DIR, strerror(-n));
         }
+        for (size_t i = 0; i < n_configs; i++)
+                ag_config_free(configs[i]);
+        free(configs);
         ag_hierarchy_free(h);
 #ifdef HAVE_LIBAUDIT
         if (g.audit_fd >= 0)

@@ -37,6 +37,7 @@ typedef struct Args {
         const char *output;            /* metrics --output */
         const char *conf;              /* explain --conf */
         bool strict;                   /* check --strict: warnings make the exit status AG_EXIT_WARNINGS */
+        bool apply;                    /* gc --apply */
         const char *leaf;              /* container-init --leaf */
         AgRunOptions run;              /* run, set: --latency, --weight, --idle, --verbose */
 } Args;

@@ -234,6 +234,14 @@ static void log_open_warnings(const struct module_events *ev, const AgLogin *l) 
         if ((error = module_warned(ev, AG_WARN_LEAVES, NULL)) < 0)
                 pam_syslog(pamh, LOG_WARNING, "cannot make the leaves of %s%s: %s; the session is grouped, with %u "
                            "leaves for terminals and autogroup run", h->mount, s->path, strerror(-error), s->leaves);
+        /* fail closed: no session of its own, but below the user's group all the same */
+        if ((error = module_warned(ev, AG_WARN_SHARED, &what)) == -EUSERS)
+                pam_syslog(pamh, LOG_NOTICE, "%s has sessions-max sessions already: this login shares %s%s, under "
+                           "the user's policy", ev->user, h->mount, s->path);
+        else if (error < 0)
+                pam_syslog(pamh, LOG_WARNING, "cannot %s for %s: %s; the login shares %s%s, under the user's "
+                           "policy", what ? what : "make the session group", ev->user, strerror(-error), h->mount,
+                           s->path);
 }
 
 void opened_session(struct module_events *ev, const AgLogin *l, const AgPolicy *policy) {

@@ -37,7 +37,11 @@ static void watch_done(void *userdata, int r, const AgLoginEnd *end) {
                 log_session_end(&w->ev, l->session->path, false, end->have_usage ? &end->usage : NULL,
                                 l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1, "removed", w->ev.by);
         ag_audit_done(&w->ev.audit);
-        if (r < 0 && AG_DEBUG(w->ev.ctl))
+        if (r == -EALREADY && AG_DEBUG(w->ev.ctl))
+                pam_syslog(w->ev.pamh, LOG_DEBUG, "%s%s: another watcher of the user runs (one a user): left to its "
+                           "last sweep, the user's next login or close, or autogroup gc", l->hierarchy->mount,
+                           l->session->path);
+        else if (r < 0 && AG_DEBUG(w->ev.ctl))
                 pam_syslog(w->ev.pamh, LOG_DEBUG, "%s%s %s, left for autogroup gc", l->hierarchy->mount,
                            l->session->path, r == -ETIMEDOUT || r == -EBUSY ? "still holds processes" : strerror(-r));
 }

@@ -924,6 +924,54 @@ bool ag_cg_no_children(int cgfd) {
         return fstat(cgfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_nlink == 2;
 }
 
+int ag_cg_count_children(int cgfd) {
+        struct stat st;
+
+        if (fstat(cgfd, &st) < 0)
+                return negative_errno();
+        if (!S_ISDIR(st.st_mode) || st.st_nlink < 2)
+                return -EOPNOTSUPP;
+        return st.st_nlink - 2 > INT32_MAX ? INT32_MAX : (int) (st.st_nlink - 2);
+}
+
+static int budget_take(unsigned *budget);
+
+static int move_one(pid_t pid, void *userdata) {
+        int r = ag_cg_attach(*(const int *) userdata, pid);
+
+        /* gone meanwhile, or refused (a real-time task on v1): it stays */
+        return r == -ESRCH || r == -EINVAL || r == -EBUSY || r == -EPERM ? -ESRCH : r;
+}
+
+int ag_cg_move_procs_below(int dirfd, const char *name, int destfd, unsigned max_depth, unsigned *budget) {
+        _cleanup_close_ int fd = -1;
+        struct dirent *de;
+        int r, moved;
+        DIR *d;
+
+        r = budget_take(budget);
+        if (r < 0)
+                return r;
+        r = ag_cg_open(dirfd, name, &fd);
+        if (r < 0)
+                return r;
+        moved = ag_cg_foreach_proc(fd, AG_CG_MOVE_MAX, move_one, &destfd);
+        if (moved < 0)
+                moved = 0;
+        if (max_depth == 0 || ag_cg_no_children(fd))
+                return moved;
+        r = ag_opendir_dup(fd, &d);
+        if (r < 0)
+                return moved;
+        while ((!budget || *budget > 0) && (de = next_child(d))) {
+                r = ag_cg_move_procs_below(fd, de->d_name, destfd, max_depth - 1, budget);
+                if (r > 0)
+                        moved += r;
+        }
+        closedir(d);
+        return moved;
+}
+
 static int remove_below(int fd, unsigned depth, unsigned *budget, unsigned *removed) {
         DIR *d;
         struct dirent *de;

@@ -151,6 +151,16 @@ int ag_cg_subtree_populated(int dirfd, const char *name, unsigned max_depth, uns
 /* True when the cgroup certainly has no child groups (its link count says
  * so); false when it has, or when that cannot be told. */
 bool ag_cg_no_children(int cgfd);
+/* The number of child groups, from the link count (no directory read);
+ * -EOPNOTSUPP where the filesystem does not count them. */
+int ag_cg_count_children(int cgfd);
+
+/* Moves every process of dirfd/name and of the groups below it (at most
+ * max_depth levels, *budget directories, AG_CG_MOVE_MAX processes a group)
+ * into the group destfd, as root. A process the kernel refuses to move (a
+ * real-time task on v1) stays. Returns the number moved or -errno. */
+#define AG_CG_MOVE_MAX 4096
+int ag_cg_move_procs_below(int dirfd, const char *name, int destfd, unsigned max_depth, unsigned *budget);
 
 /* Calls fn for each process listed in the cgroup's cgroup.procs, from one
  * read of the list, until fn has taken max of them (0: no bound). A process

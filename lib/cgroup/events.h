@@ -33,6 +33,10 @@ typedef enum AgWarn {
                                         * kernel refuses a quota below a descendant's) */
         AG_WARN_ACCT,                  /* no CPU accounting for the session; detail: the step that
                                         * failed, NULL when there was no memory for it at all */
+        AG_WARN_SHARED,                /* the login got no session of its own and shares the user's
+                                        * group "shared" (place.h), under the user's policy; error:
+                                        * why (-EUSERS: sessions-max reached), detail: the step that
+                                        * failed, NULL for sessions-max */
         _AG_WARN_MAX,
 } AgWarn;
 

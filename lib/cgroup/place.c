@@ -19,17 +19,17 @@
 #include "place.h"
 #include "util.h"
 
-int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, char *buf, size_t size) {
+int ag_session_name(unsigned long audit_session, pid_t pid, uint64_t suffix, char *buf, size_t size) {
         int n;
 
         assert(buf);
 
         if (audit_session != AG_AUDIT_SESSION_UNSET)
-                n = attempt == 0 ? snprintf(buf, size, "s%lu", audit_session)
-                                 : snprintf(buf, size, "s%lu-%u", audit_session, attempt);
+                n = suffix == 0 ? snprintf(buf, size, "s%lu", audit_session)
+                                : snprintf(buf, size, "s%lu-%" PRIu64, audit_session, suffix);
         else if (pid > 0)
-                n = attempt == 0 ? snprintf(buf, size, "p%" PRIiMAX, (intmax_t) pid)
-                                 : snprintf(buf, size, "p%" PRIiMAX "-%u", (intmax_t) pid, attempt);
+                n = suffix == 0 ? snprintf(buf, size, "p%" PRIiMAX, (intmax_t) pid)
+                                : snprintf(buf, size, "p%" PRIiMAX "-%" PRIu64, (intmax_t) pid, suffix);
         else
                 return -EINVAL;
         if (n < 0 || (size_t) n >= size)

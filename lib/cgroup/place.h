@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "cgroup.h"
@@ -58,6 +59,12 @@
  *   class-interactive         at interactive 1 and 2: "autogroup run --latency"
  *   class-audio               of that class, with the weight of lib/config/latency.h's
  *                             table (the item interactive), written by root */
+/* The mark close leaves on a session that still holds processes (an
+ * extended attribute only root can set or read): the one watcher of the
+ * user stays while such a session is left (pool.h). */
+#define AG_CLOSED_XATTR "trusted.autogroup.closed"
+/* A session's own leaf: the login's caller and what it starts, root's. */
+#define AG_LOGIN_LEAF "login"
 #define AG_ROOT_LEAF_PREFIX "leaf-"
 #define AG_CLASS_LEAF_PREFIX "class-"
 /* "leaf-<i>" for i in 1..AG_LEAVES_MAX. */
@@ -84,8 +91,20 @@ int ag_pool_group_parse(const char *dirname, const char **ret_pool);
 int ag_pool_place(const char *root, const char *pool, char *buf, size_t size);
 
 /* Session directory names: "s<audit session id>" when set, "p<pid>" otherwise;
- * attempt n > 0 appends "-<n>" (the first name was taken). */
-int ag_session_name(unsigned long audit_session, pid_t pid, unsigned attempt, char *buf, size_t size);
+ * suffix n > 0 appends "-<n>" (the first name was taken: open passes a
+ * number unique for the boot, so that names never run out). */
+int ag_session_name(unsigned long audit_session, pid_t pid, uint64_t suffix, char *buf, size_t size);
+
+/* The user's shared group, user-<uid>/shared: root's throughout (no file of
+ * it is the user's, on v1 and v2), no leaves, below the user group and so
+ * under the user's weight, cap and idle flag. A login that cannot have a
+ * session of its own lands there (one log line): the user has sessions-max
+ * sessions already, or the kernel refused the session (ENOSPC, EBUSY, a
+ * mkdir refused...). A group of its own rather than the user group itself:
+ * on cgroup v2 a group with cpu enabled for its children holds no process.
+ * The processes of a place the user left are moved there by root too
+ * (pool.h). Sweeps remove it once empty, like a session. */
+#define AG_SHARED_GROUP "shared"
 /* Does a session directory name (len bytes) belong to the audit session id
  * ("s<id>" or "s<id>-<n>")? With id AG_AUDIT_SESSION_UNSET every name does
  * (the module then named it by pid). */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "acct.h"
@@ -69,9 +70,55 @@ static void disarm_session(int ufd, const char *name, unsigned max_dirs) {
         closedir(d);
 }
 
-/* ag_user_sweep; disarm: a session that stays is disarmed (disarm_session) */
-static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, bool disarm,
-                      unsigned max_dirs, const AgEvents *events) {
+/* Where the processes of a place the user left go: the user's group in the
+ * place they live in now (ufd): its shared group (place.h) for a user with
+ * sessions, else the user group itself. Opened (made) at the first process. */
+typedef struct Evict {
+        int ufd;
+        bool shared;
+        bool in_place;          /* gc: into the shared group of the very user group swept (ufd set there) */
+        int fd;                 /* the destination, -1 until needed */
+        bool failed;
+} Evict;
+
+static int evict_dest(Evict *e) {
+        if (e->fd < 0 && !e->failed) {
+                if (e->shared) {
+                        if (ag_cg_mkdir_open_0755(e->ufd, AG_SHARED_GROUP, NULL, &e->fd) < 0)
+                                e->fd = -1;
+                } else
+                        e->fd = fcntl(e->ufd, F_DUPFD_CLOEXEC, 3);
+                e->failed = e->fd < 0;
+        }
+        return e->fd;
+}
+
+/* Rounds of moves out of one session: a process that forks while it is
+ * moved leaves its child behind, which the next round takes. */
+#define EVICT_ROUNDS 4
+
+/* Empties the session name below ufd into e's destination: every process of
+ * it, root's caller included. 0 when it is empty now, 1 when not. */
+static int evict_session(int ufd, const char *name, Evict *e, unsigned max_dirs) {
+        int dest = evict_dest(e);
+
+        for (unsigned round = 0; dest >= 0 && round < EVICT_ROUNDS; round++) {
+                unsigned budget = max_dirs;
+
+                (void) ag_cg_move_procs_below(ufd, name, dest, AG_SESSION_MAX_DEPTH, &budget);
+                budget = max_dirs;
+                if (ag_cg_subtree_populated(ufd, name, AG_SESSION_MAX_DEPTH, &budget) == 0)
+                        return 0;
+        }
+        return 1;
+}
+
+/* ag_user_sweep; evict (a place the user left): a session that holds
+ * processes is emptied into evict's destination and removed, and one that
+ * still holds some after that is disarmed (disarm_session); max_sessions:
+ * how many session directories it visits at most */
+static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, Evict *evict,
+                      unsigned max_dirs, unsigned max_sessions, const AgEvents *events) {
         _cleanup_close_ int ufd = -1;
         char ugroup[64];
         unsigned count = 0, dirs = 0;
@@ -94,6 +141,11 @@ static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_
                 return 1;
         }
 
+        if (evict && evict->in_place)
+                evict->ufd = ufd;
+        /* processes in the user group itself (sessions no; the v1 fallback) */
+        if (evict && evict_dest(evict) >= 0)
+                (void) ag_cg_move_procs_below(rootfd, ugroup, evict->fd, 0, NULL);
         /* No session below the user group: nothing to read. */
         if (ag_cg_no_children(ufd))
                 goto sessions_done;
@@ -105,13 +157,15 @@ static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_
 
                 if (de->d_type != DT_DIR || de->d_name[0] == '.')
                         continue;
-                if (++dirs > 65536)
-                        break;          /* a user cannot create these; a bound all the same */
+                if (++dirs > max_sessions)
+                        break;          /* the rest is left to gc: a fixed cost whatever the user left */
                 /* A live session keeps its empty leaves: only a session that is
                  * empty as a whole goes, so a user's fresh leaf is never pulled
                  * away between its mkdir and the move into it. */
-                if (ag_cg_subtree_populated(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget) != 0) {
-                        if (disarm)
+                if (ag_cg_subtree_populated(ufd, de->d_name, AG_SESSION_MAX_DEPTH, &budget) != 0 &&
+                    (!evict || (evict->in_place && strcmp(de->d_name, AG_SHARED_GROUP) == 0) ||
+                     evict_session(ufd, de->d_name, evict, max_dirs) != 0)) {
+                        if (evict && !(evict->in_place && strcmp(de->d_name, AG_SHARED_GROUP) == 0))
                                 disarm_session(ufd, de->d_name, max_dirs);
                         continue;
                 }
@@ -133,6 +187,10 @@ static int user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_
         closedir(d);
 
 sessions_done:
+        if (evict && evict->in_place) {
+                evict->fd = safe_close(evict->fd);
+                evict->failed = false;
+        }
         if (remove_user_group) {
                 ufd = safe_close(ufd);
                 if (unlinkat(rootfd, ugroup, AT_REMOVEDIR) == 0) {
@@ -145,7 +203,41 @@ sessions_done:
 
 int ag_user_sweep(int rootfd, const char *root, uid_t uid, bool remove_user_group, unsigned max_dirs,
                   const AgEvents *events) {
-        return user_sweep(rootfd, root, uid, remove_user_group, false, max_dirs, events);
+        return user_sweep(rootfd, root, uid, remove_user_group, NULL, max_dirs, AG_SWEEP_MAX_SESSIONS, events);
+}
+
+int ag_user_closed_sessions(int ufd) {
+        struct dirent *de;
+        unsigned dirs = 0;
+        int n = 0, r;
+        DIR *d;
+
+        if (ag_cg_no_children(ufd))
+                return 0;
+        r = ag_opendir_dup(ufd, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d)) && dirs < AG_SWEEP_MAX_SESSIONS) {
+                char login[NAME_MAX + sizeof "/" AG_LOGIN_LEAF];
+                struct stat st;
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.' || strcmp(de->d_name, AG_SHARED_GROUP) == 0)
+                        continue;
+                dirs++;
+                if (snprintf(login, sizeof login, "%s/" AG_LOGIN_LEAF, de->d_name) >= (int) sizeof login)
+                        continue;
+                if (fstatat(ufd, login, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+                        n++;
+                else {
+                        _cleanup_close_ int sfd = -1;
+                        char c;
+
+                        if (ag_cg_open(ufd, de->d_name, &sfd) >= 0 && fgetxattr(sfd, AG_CLOSED_XATTR, &c, 1) >= 0)
+                                n++;
+                }
+        }
+        closedir(d);
+        return n;
 }
 
 int ag_user_sweep_at(int mfd, const char *root, uid_t uid, const AgEvents *events) {
@@ -169,15 +261,16 @@ static int remove_pool_if_empty(int rfd, const char *dirname, const char *place,
         return 1;
 }
 
-/* ag_pool_sweep_place; disarm as user_sweep */
+/* ag_pool_sweep_place; evict as user_sweep */
 static int pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, bool remove_user_group,
-                            bool disarm, unsigned max_dirs, const AgEvents *events) {
+                            Evict *evict, unsigned max_dirs, const AgEvents *events) {
         _cleanup_close_ int pfd = -1;
         char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1], place[AG_PLACE_MAX];
         int r, n;
 
         if (!pool || !*pool)
-                return user_sweep(rfd, root, uid, remove_user_group, disarm, max_dirs, events);
+                return user_sweep(rfd, root, uid, remove_user_group, evict, max_dirs, AG_SWEEP_MAX_SESSIONS,
+                                  events);
 
         r = ag_pool_group_name(pool, name, sizeof name);
         if (r >= 0)
@@ -186,7 +279,7 @@ static int pool_sweep_place(int rfd, const char *root, const char *pool, uid_t u
                 r = ag_cg_open_if_exists(rfd, name, &pfd);
         if (r <= 0)
                 return r;
-        n = user_sweep(pfd, place, uid, remove_user_group, disarm, max_dirs, events);
+        n = user_sweep(pfd, place, uid, remove_user_group, evict, max_dirs, AG_SWEEP_MAX_SESSIONS, events);
         if (n < 0)
                 return n;
         pfd = safe_close(pfd);
@@ -199,7 +292,7 @@ static int pool_sweep_place(int rfd, const char *root, const char *pool, uid_t u
 
 int ag_pool_sweep_place(int rfd, const char *root, const char *pool, uid_t uid, bool remove_user_group,
                         unsigned max_dirs, const AgEvents *events) {
-        return pool_sweep_place(rfd, root, pool, uid, remove_user_group, false, max_dirs, events);
+        return pool_sweep_place(rfd, root, pool, uid, remove_user_group, NULL, max_dirs, events);
 }
 
 /* The pool a rule names (a pool item or a pool:NAME line), or NULL. */
@@ -239,14 +332,15 @@ static void mirror_sweep_place(MirrorSweep *m, const char *pool, uid_t uid) {
 }
 
 int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, uid_t uid, const char *current,
-                               const AgConfig *config, const AgEvents *events) {
+                               const AgConfig *config, int ufd, bool sessions, const AgEvents *events) {
         MirrorSweep m = { .h = h, .root = root, .fd = -1 };
-        bool in_pool = current && *current, disarm = h && h->version == 1;
+        Evict e = { .ufd = ufd, .shared = sessions, .fd = -1, .failed = ufd < 0 };
+        bool in_pool = current && *current;
         int total = 0, r;
 
         /* The plain place <root>/user-<uid>, when the user now lives in a pool. */
         if (in_pool) {
-                r = user_sweep(rfd, root, uid, true, disarm, AG_SESSION_MAX_DIRS, events);
+                r = user_sweep(rfd, root, uid, true, &e, AG_SESSION_MAX_DIRS, AG_SWEEP_MAX_SESSIONS, events);
                 if (r > 0)
                         total += r;
                 mirror_sweep_place(&m, NULL, uid);
@@ -256,7 +350,7 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
 
                 if (!pool || (in_pool && strcmp(pool, current) == 0) || seen_before(config, i, pool))
                         continue;
-                r = pool_sweep_place(rfd, root, pool, uid, true, disarm, AG_SESSION_MAX_DIRS, events);
+                r = pool_sweep_place(rfd, root, pool, uid, true, &e, AG_SESSION_MAX_DIRS, events);
                 if (r > 0)
                         total += r;
                 /* Its mirrors too, whatever the cpu side found: v1 hierarchies
@@ -264,16 +358,38 @@ int ag_pool_sweep_other_places(const AgHierarchy *h, int rfd, const char *root, 
                 mirror_sweep_place(&m, pool, uid);
         }
         m.fd = safe_close(m.fd);
+        e.fd = safe_close(e.fd);
         return total;
 }
 
-static int gc_pool(int rfd, const char *root, const char *dirname, const AgEvents *events);
+/* Which pools the module's configs name, for gc (NULL: not known). */
+typedef struct GcNamed {
+        const AgConfig *const *configs;
+        size_t n;
+} GcNamed;
+
+static bool pool_named(const GcNamed *named, const char *pool) {
+        if (!named)
+                return true;
+        for (size_t c = 0; c < named->n; c++)
+                for (size_t i = 0; named->configs[c] && i < named->configs[c]->n_rules; i++) {
+                        const char *name = rule_pool(&named->configs[c]->rules[i]);
+
+                        if (name && strcmp(name, pool) == 0)
+                                return true;
+                }
+        return false;
+}
+
+static int gc_pool(int rfd, const char *root, const char *dirname, const GcNamed *named, const AgEvents *events);
 
 /* gc of the place dirname below parent_fd ("<place>" below the hierarchy):
  * every user group in it, with the gc budget, and when pools (the place is
- * <root>) every pool directory in it (gc_pool). Returns the number removed,
- * -ENOENT when the place does not exist, or another -errno. */
-static int gc_place(int parent_fd, const char *dirname, const char *place, bool pools, const AgEvents *events) {
+ * <root>) every pool directory in it (gc_pool). close: a place no config
+ * names any more, closed (ag_gc). Returns the number removed, -ENOENT when
+ * the place does not exist, or another -errno. */
+static int gc_place(int parent_fd, const char *dirname, const char *place, bool pools, bool close,
+                    const GcNamed *named, const AgEvents *events) {
         _cleanup_close_ int pfd = -1;
         struct dirent *de;
         int r, total = 0;
@@ -292,10 +408,13 @@ static int gc_place(int parent_fd, const char *dirname, const char *place, bool 
                 if (de->d_type != DT_DIR)
                         continue;
                 if (pools && ag_pool_group_parse(de->d_name, &pool) >= 0)
-                        r = gc_pool(pfd, place, de->d_name, events);
-                else if (ag_user_group_parse(de->d_name, &uid) >= 0)
-                        r = ag_user_sweep(pfd, place, uid, true, AG_GC_MAX_DIRS, events);
-                else
+                        r = gc_pool(pfd, place, de->d_name, named, events);
+                else if (ag_user_group_parse(de->d_name, &uid) >= 0) {
+                        Evict e = { .in_place = true, .shared = true, .fd = -1 };
+
+                        r = user_sweep(pfd, place, uid, true, close ? &e : NULL, AG_GC_MAX_DIRS, 65536, events);
+                        e.fd = safe_close(e.fd);
+                } else
                         continue;
                 if (r > 0)
                         total += r;
@@ -305,8 +424,9 @@ static int gc_place(int parent_fd, const char *dirname, const char *place, bool 
 }
 
 /* gc: every user group in <root>/<dirname> (a pool directory), with the gc
- * budget, then the pool directory once empty. */
-static int gc_pool(int rfd, const char *root, const char *dirname, const AgEvents *events) {
+ * budget, then the pool directory once empty; a pool no config names is
+ * closed. */
+static int gc_pool(int rfd, const char *root, const char *dirname, const GcNamed *named, const AgEvents *events) {
         char place[AG_PLACE_MAX];
         const char *pool;
         int r;
@@ -315,23 +435,109 @@ static int gc_pool(int rfd, const char *root, const char *dirname, const AgEvent
         if (r >= 0)
                 r = ag_pool_place(root, pool, place, sizeof place);
         if (r >= 0)
-                r = gc_place(rfd, dirname, place, false, events);
+                r = gc_place(rfd, dirname, place, false, !pool_named(named, pool), named, events);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
         return r + remove_pool_if_empty(rfd, dirname, place, events);
 }
 
-int ag_gc(const AgHierarchy *h, const char *root, const AgEvents *events) {
+int ag_gc(const AgHierarchy *h, const char *root, const AgConfig *const *configs, size_t n_configs,
+          const AgEvents *events) {
         _cleanup_close_ int mfd = -1;
+        GcNamed named = { .configs = configs, .n = n_configs };
         int r;
 
         r = ag_hierarchy_open(h, &mfd);
         if (r < 0)
                 return r;
-        r = gc_place(mfd, root, root, true, events);
+        r = gc_place(mfd, root, root, true, false, configs ? &named : NULL, events);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
         /* v1 with a separate cpuacct hierarchy: the emptied mirrors too (acct.c). */
         (void) ag_acct_gc(h, root);
         return r;
+}
+
+/* gc --apply of one place: its user groups (place NULL pool: <root>). */
+static int apply_place(const AgHierarchy *h, int pfd, const char *pool, ag_policy_for_fn policy_for, void *userdata,
+                       unsigned *failed) {
+        struct dirent *de;
+        int n = 0, r;
+        DIR *d;
+
+        r = ag_opendir_dup(pfd, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int ufd = -1;
+                AgPolicy p;
+                AgCgValues v;
+                uid_t uid;
+
+                if (de->d_type != DT_DIR || ag_user_group_parse(de->d_name, &uid) < 0)
+                        continue;
+                if (policy_for(userdata, uid, &p) <= 0 || strcmp(p.pool, pool ? pool : "") != 0)
+                        continue;
+                if (ag_cg_open(pfd, de->d_name, &ufd) < 0)
+                        continue;
+                ag_policy_to_values(&p, h->version, &v);
+                if (ag_cg_apply(h, ufd, &v, NULL) < 0)
+                        (*failed)++;
+                else
+                        n++;
+        }
+        closedir(d);
+        return n;
+}
+
+int ag_gc_apply(const AgHierarchy *h, const char *root, const AgConfig *config, ag_policy_for_fn policy_for,
+                void *userdata, unsigned *ret_failed) {
+        _cleanup_close_ int mfd = -1, rfd = -1;
+        const AgConfig *const one[] = { config };
+        GcNamed named = { .configs = one, .n = 1 };
+        unsigned failed = 0;
+        struct dirent *de;
+        int r, total;
+        DIR *d;
+
+        if (!h->has_cpu)
+                return 0;
+        r = ag_hierarchy_open(h, &mfd);
+        if (r >= 0)
+                r = ag_cg_open_if_exists(mfd, root, &rfd);
+        if (r <= 0)
+                return r;
+        total = apply_place(h, rfd, NULL, policy_for, userdata, &failed);
+        if (total < 0)
+                return total;
+        r = ag_opendir_dup(rfd, &d);
+        if (r < 0)
+                return r;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int pfd = -1;
+                const char *pool;
+                AgPolicy limits;
+                AgCgValues v;
+
+                if (de->d_type != DT_DIR || ag_pool_group_parse(de->d_name, &pool) < 0 ||
+                    ag_cg_open(rfd, de->d_name, &pfd) < 0)
+                        continue;
+                /* a pool no line names keeps what it had (gc closes it) */
+                if (!pool_named(&named, pool))
+                        continue;
+                /* the pool first: a member's cap above a lowered pool cap is refused */
+                ag_pool_policy_resolve(config, pool, &limits);
+                ag_policy_to_values(&limits, h->version, &v);
+                if (ag_cg_apply(h, pfd, &v, NULL) < 0)
+                        failed++;
+                else
+                        total++;
+                r = apply_place(h, pfd, pool, policy_for, userdata, &failed);
+                if (r > 0)
+                        total += r;
+        }
+        closedir(d);
+        if (ret_failed)
+                *ret_failed = failed;
+        return total;
 }

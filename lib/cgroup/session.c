@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "latency.h"
@@ -24,7 +26,9 @@
 /* How often open starts over when a concurrent close or sweep removed the
  * user group or the fresh session under its feet. */
 #define OPEN_RETRIES 16
-/* Names tried for one session before giving up. */
+/* Names tried for one session: its own, then as many with a suffix unique
+ * for the boot (the boot clock in ns) as it takes the clock to move on; a
+ * login that still finds none shares the user's group (AG_WARN_SHARED). */
 #define NAME_ATTEMPTS 32
 
 AgSession *ag_session_free(AgSession *s) {
@@ -132,7 +136,10 @@ static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, boo
         int r;
 
         *ret_leaves = *ret_classes = 0;
-        if (n == 0 && level == 0)
+        /* leaves 0: no cgroup.procs of the user's anywhere in the session,
+         * class leaves included (on v1 any leaf would let the user pull a
+         * process of theirs into it from anywhere in the hierarchy) */
+        if (n == 0)
                 return 0;
         if (h->version == 2) {
                 r = ag_cg_grant_procs(sfd, p->uid, p->gid);
@@ -158,8 +165,19 @@ static int make_leaves(const AgHierarchy *h, int sfd, const AgOpenParams *p, boo
         return 0;
 }
 
-/* Makes the session directory below ufd under the first free name
- * (ag_session_name), into name (64 bytes). */
+/* A number unique for the boot, for a session name that is taken: the boot
+ * clock in ns (never 0). */
+static uint64_t unique_suffix(void) {
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+                (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000000ULL + (uint64_t) ts.tv_nsec + 1;
+}
+
+/* Makes the session directory below ufd under its name (ag_session_name)
+ * or, when that is taken (pid reuse, a long-lived client's many logins), the
+ * name with a unique suffix, into name (64 bytes). */
 static int mkdir_session(int ufd, const AgOpenParams *p, pid_t pid, char name[static 64], const char **what) {
         int r;
 
@@ -168,7 +186,7 @@ static int mkdir_session(int ufd, const AgOpenParams *p, pid_t pid, char name[st
                         *what = "find a free session name";
                         return -EEXIST;
                 }
-                r = ag_session_name(p->audit_session, pid, attempt, name, 64);
+                r = ag_session_name(p->audit_session, pid, attempt == 0 ? 0 : unique_suffix(), name, 64);
                 if (r < 0) {
                         *what = "name the session";
                         return r;
@@ -301,6 +319,12 @@ typedef struct OpenState {
         bool pool_created, user_created;
         int policy_error;               /* a soft failure of the user's or the pool's policy */
         const char *policy_what;
+        unsigned live;                  /* the user's sessions below ufd after the sweep (not "shared") */
+        int shared;                     /* 0: a session of its own; 1: in the shared group; 2: (v1) in
+                                         * the user group itself */
+        bool shared_created;
+        int share_error;                /* why it shares (-EUSERS: sessions-max) */
+        const char *share_what;         /* the step that failed, NULL for sessions-max */
 } OpenState;
 
 /* A failed open leaves nothing it made: su and login do not call close
@@ -311,6 +335,8 @@ typedef struct OpenState {
 static void open_undo(OpenState *st, const char *pool) {
         char name[sizeof(AG_POOL_PREFIX) + AG_POOL_NAME_MAX + 1];
 
+        if (st->shared_created && st->d.ufd >= 0)
+                (void) unlinkat(st->d.ufd, AG_SHARED_GROUP, AT_REMOVEDIR);
         st->d.ufd = safe_close(st->d.ufd);
         if (st->d.pfd < 0)
                 return;
@@ -377,8 +403,7 @@ static int open_user(const AgHierarchy *h, const AgOpenParams *p, const char *ro
                 *what = "create the user group";
                 return r;       /* retryable: an emptied pool swept meanwhile */
         }
-        if (first)
-                (void) ag_pool_sweep_other_places(h, st->d.rfd, root, p->uid, p->pool, p->config, p->events);
+        st->live = 0;
         r = apply_user_policy(h, st->d.ufd, st->user_created, p->policy, p->events);
         if (r < 0 && retryable(r)) {
                 *what = "set the user group's cpu policy";
@@ -387,20 +412,61 @@ static int open_user(const AgHierarchy *h, const AgOpenParams *p, const char *ro
         st->policy_error = r < 0 ? r : pool_error;
         st->policy_what = r < 0 ? "set the user group's cpu policy"
                                 : pool_error < 0 ? "set the pool group's cpu policy" : NULL;
-        if (!p->policy->sessions)
-                return 0;
-        if (h->has_cpu) {
+        if (p->policy->sessions && h->has_cpu) {
                 r = ag_cg_enable_cpu(h, st->d.ufd);
                 if (r < 0) {
                         *what = "enable cpu in the user group";
                         return r;
                 }
         }
+        /* The places the user left (their pool changed): their processes
+         * there come here, under this place's policy (into the shared
+         * group, or with sessions no the user group), and those groups go. */
+        if (first)
+                (void) ag_pool_sweep_other_places(h, st->d.rfd, root, p->uid, p->pool, p->config, st->d.ufd,
+                                                  p->policy->sessions, p->events);
+        if (!p->policy->sessions)
+                return 0;
         /* Sessions of this user that emptied since their close (a user
-         * group made just now has none). */
-        if (first && !st->user_created)
+         * group made just now has none), a bounded number of them; then
+         * how many are left (sessions-max). */
+        if (first && !st->user_created) {
+                struct stat sb;
+
                 (void) ag_user_sweep(st->d.pfd, st->place, p->uid, false, AG_SESSION_MAX_DIRS, p->events);
+                r = ag_cg_count_children(st->d.ufd);
+                if (r > 0 && fstatat(st->d.ufd, AG_SHARED_GROUP, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+                        r--;
+                st->live = r > 0 ? (unsigned) r : 0;
+        }
         return 0;
+}
+
+/* The login into the user's shared group (place.h), made when missing; on
+ * cgroup v1, when even that is refused, into the user group itself (v1 has
+ * no rule against processes beside child groups). -errno when neither
+ * takes it. */
+static int share_user_group(const AgHierarchy *h, OpenState *st, pid_t pid) {
+        _cleanup_close_ int gfd = -1;
+        bool created = false;
+        int r;
+
+        r = ag_cg_mkdir_open_0755(st->d.ufd, AG_SHARED_GROUP, &created, &gfd);
+        st->shared_created = st->shared_created || created;
+        if (r >= 0) {
+                r = ag_cg_attach(gfd, pid);
+                if (r >= 0) {
+                        st->shared = 1;
+                        st->shared_created = false;     /* in use: not undone */
+                        return 0;
+                }
+        }
+        if (retryable(r) || h->version != 1)
+                return r;
+        r = ag_cg_attach(st->d.ufd, pid);
+        if (r >= 0)
+                st->shared = 2;
+        return r;
 }
 
 /* Step 3 with "sessions no": the process into the user group itself. */
@@ -424,9 +490,30 @@ static int open_user_session(const AgHierarchy *h, const AgOpenParams *p, const 
 
         for (unsigned i = 0;; i++) {
                 r = open_user(h, p, root, i == 0, st, what);
-                if (r >= 0 && p->policy->sessions) {
+                if (r >= 0 && p->policy->sessions && st->live >= p->policy->sessions_max) {
+                        /* the user's bound: this login shares */
+                        st->share_error = -EUSERS;
+                        st->share_what = NULL;
+                        r = share_user_group(h, st, pid);
+                        if (r < 0)
+                                *what = "join the user's shared group";
+                } else if (r >= 0 && p->policy->sessions) {
                         *made = (AgSession) {};
                         r = make_session(h, st->d.ufd, p, pid, made, name, what);
+                        /* Fail closed: whatever kept the login from a session
+                         * of its own, it still lands below the user group,
+                         * under the user's policy, rather than stay where
+                         * its caller is. A real-time task (v1) is refused
+                         * there too, and stays. */
+                        if (r < 0 && !retryable(r) && r != -ENOMEM) {
+                                int r2;
+
+                                st->share_error = r;
+                                st->share_what = *what;
+                                r2 = share_user_group(h, st, pid);
+                                if (r2 >= 0 || retryable(r2))
+                                        r = r2;
+                        }
                 } else if (r >= 0)
                         r = attach_user(h, st->d.ufd, pid, what);
                 if (r >= 0 || !retryable(r) || i >= OPEN_RETRIES)
@@ -442,7 +529,14 @@ static int session_new(const AgOpenParams *p, const char *root, const OpenState 
         s = calloc(1, sizeof *s);
         if (!s)
                 return -ENOMEM;
-        if (asprintf(&s->path, "/%s/%s%s%s", st->place, st->ugroup, *name ? "/" : "", *name ? *name : "") < 0) {
+        if (st->shared) {
+                if (asprintf(&s->path, "/%s/%s%s", st->place, st->ugroup,
+                             st->shared == 1 ? "/" AG_SHARED_GROUP : "") < 0) {
+                        s->path = NULL;
+                        return -ENOMEM;
+                }
+                s->shared = true;
+        } else if (asprintf(&s->path, "/%s/%s%s%s", st->place, st->ugroup, *name ? "/" : "", *name ? *name : "") < 0) {
                 s->path = NULL;
                 return -ENOMEM;
         }
@@ -458,6 +552,8 @@ static int session_new(const AgOpenParams *p, const char *root, const OpenState 
         s->interactive = made->interactive;
         if (st->policy_error < 0)
                 ag_events_warn(p->events, AG_WARN_POLICY, st->policy_error, st->policy_what);
+        if (st->shared)
+                ag_events_warn(p->events, AG_WARN_SHARED, st->share_error, st->share_what);
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -580,16 +676,26 @@ int ag_session_close(const AgHierarchy *h, const AgSession *s, pid_t pid, const 
         return ag_session_close_from(h, s, pid, current, events);
 }
 
+/* Is current (a process's path) in a group of uid below root: a session,
+ * or the shared group, of any place? */
+static bool in_user_groups(const char *current, const char *root, uid_t uid) {
+        uid_t owner;
+
+        return ag_session_of_path(current, root, &owner, NULL, NULL) >= 0 && owner == uid;
+}
+
 /* Leave the session first, or its removal fails with EBUSY: back to the
- * group the process came from. When that is unknown (its path was too long
- * to read) or gone, the process stays, and so does the session, for a later
- * sweep: never to the root cgroup, out of every limit, unless it came from
- * there. */
+ * group the process came from; also from the user's shared group of
+ * another place, where a later login of the user moved it when it closed
+ * the place this session was in (pool.h). When that is unknown (its path
+ * was too long to read) or gone, the process stays, and so does the
+ * session, for a later sweep: never to the root cgroup, out of every
+ * limit, unless it came from there. */
 static void leave_session(int mfd, const AgSession *s, pid_t pid, const char *current) {
         _cleanup_close_ int ofd = -1;
 
-        if (!current || !ag_cg_path_is_below(current, s->path) || !s->origin ||
-            ag_cg_path_is_below(s->origin, s->path))
+        if (!current || !s->origin || ag_cg_path_is_below(s->origin, s->path) ||
+            !(ag_cg_path_is_below(current, s->path) || in_user_groups(current, s->root, s->uid)))
                 return;
         if (strcmp(s->origin, "/") == 0)
                 (void) ag_cg_attach(mfd, pid);
@@ -654,8 +760,16 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
 
         /* Our own session first, so that the answer is about it, whatever a
          * concurrent sweep does to the others. */
-        if (s->name && d.ufd >= 0)
+        if (s->name && d.ufd >= 0) {
                 result = remove_own_session(h, d.ufd, &d.sfd, s, events);
+                if (result == -EBUSY) {
+                        _cleanup_close_ int sfd = -1;
+
+                        /* closed, lingering: for the one watcher of the user */
+                        if (ag_cg_open(d.ufd, s->name, &sfd) >= 0)
+                                (void) fsetxattr(sfd, AG_CLOSED_XATTR, "1", 1, 0);
+                }
+        }
         r = ag_user_sweep(d.rfd, s->root, s->uid, true, AG_SESSION_MAX_DIRS, events);
         if (r < 0)
                 return r;

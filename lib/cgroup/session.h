@@ -29,7 +29,6 @@
 #include "policy.h"
 #include "pool.h"
 
-#define AG_LOGIN_LEAF "login"
 /* v2: cgroup.max.descendants of every delegated session (root-owned); its
  * cgroup.max.depth is AG_SESSION_MAX_DEPTH, so on v2 the kernel keeps every
  * session within what close and gc remove. v1 has neither limit. */
@@ -49,6 +48,9 @@ typedef struct AgSession {
         unsigned class_leaves;         /* bit l set: class-<l> made at open */
         gid_t gid;                     /* the group of the leaves' cgroup.procs */
         unsigned interactive;          /* the level the class leaves' weights are for */
+        bool shared;                   /* no session of its own (name NULL): the login is in the user's
+                                        * shared group (path ".../user-<uid>/shared"), or on v1 in the
+                                        * user group itself when even that was refused (place.h) */
 } AgSession;
 
 typedef struct AgOpenParams {

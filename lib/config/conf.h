@@ -13,7 +13,7 @@
  * item:   weight (1..10000) | max (N% or none) | sessions (yes|no) | idle (yes|no)
  *         | latency (0|batch, 1|normal, 2|interactive, 3|audio)
  *         | pool (NAME or none) | interactive (0|1|2) | leaves (0..64)
- *         | leaves-notty (0..64)
+ *         | leaves-notty (0..64) | sessions-max (1..1024)
  * pools:  pool:NAME <weight|max|idle> <value> gives the pool NAME its limits
  *
  * Malformed lines are reported through the error callback (file, line,
@@ -52,6 +52,7 @@ typedef enum AgItem {
         AG_ITEM_INTERACTIVE,           /* 0..AG_INTERACTIVE_MAX: leaf weights of latency classes */
         AG_ITEM_LEAVES,                /* 0..AG_LEAVES_MAX: root-made leaves of a login with a terminal */
         AG_ITEM_LEAVES_NOTTY,          /* 0..AG_LEAVES_MAX: the same for a login without one */
+        AG_ITEM_SESSIONS_MAX,          /* 1..AG_SESSIONS_MAX_LIMIT: sessions of one user before logins share */
         _AG_ITEM_MAX,
 } AgItem;
 
@@ -87,6 +88,14 @@ typedef enum AgLatency {
 #define AG_LEAVES_DEFAULT 6
 #define AG_LEAVES_NOTTY_DEFAULT 0
 
+/* The item "sessions-max": how many sessions of one user (in the place the
+ * user lives in, lingering ones included) get a group of their own; a
+ * login beyond it shares the user's group "shared" (lib/cgroup/place.h),
+ * root's throughout, under the user's policy. It bounds the groups, the
+ * sweep at open and the watchers one user can cause. */
+#define AG_SESSIONS_MAX_LIMIT 1024
+#define AG_SESSIONS_MAX_DEFAULT 64
+
 /* "batch", "normal", "interactive", "audio"; NULL out of range. */
 const char *ag_latency_to_string(AgLatency l);
 /* A class number (0..3) or name; -EINVAL for anything else. */
@@ -102,7 +111,8 @@ typedef struct AgRule {
         AgItem item;
         long value;                    /* weight; max in percent or AG_MAX_NONE; 0/1 for booleans;
                                         * an AgLatency for latency; 0..2 for interactive;
-                                        * 0..AG_LEAVES_MAX for leaves, leaves-notty */
+                                        * 0..AG_LEAVES_MAX for leaves, leaves-notty;
+                                        * 1..AG_SESSIONS_MAX_LIMIT for sessions-max */
         const char *file;              /* points into AgConfig.files, valid as long as the config */
         unsigned line;
         /* pools */

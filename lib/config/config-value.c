@@ -36,6 +36,7 @@
 #define MSG_POOL             "invalid pool (expected a pool name or none)"
 #define MSG_INTERACTIVE      "invalid interactive (expected 0, 1 or 2)"
 #define MSG_LEAVES           "invalid leaves (expected 0.." STRINGIFY(AG_LEAVES_MAX) ")"
+#define MSG_SESSIONS_MAX     "invalid sessions-max (expected 1.." STRINGIFY(AG_SESSIONS_MAX_LIMIT) ")"
 
 static const char *const item_table[_AG_ITEM_MAX] = {
         [AG_ITEM_WEIGHT]   = "weight",
@@ -48,6 +49,7 @@ static const char *const item_table[_AG_ITEM_MAX] = {
         [AG_ITEM_INTERACTIVE] = "interactive",
         [AG_ITEM_LEAVES]   = "leaves",
         [AG_ITEM_LEAVES_NOTTY] = "leaves-notty",
+        [AG_ITEM_SESSIONS_MAX] = "sessions-max",
 };
 
 /* latency classes */
@@ -286,6 +288,12 @@ const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
         case AG_ITEM_LEAVES_NOTTY:
                 if (parse_decimal(f->p, f->n, AG_LEAVES_MAX, &v) < 0)
                         return MSG_LEAVES;
+                *ret = (long) v;
+                return NULL;
+
+        case AG_ITEM_SESSIONS_MAX:
+                if (parse_decimal(f->p, f->n, AG_SESSIONS_MAX_LIMIT, &v) < 0 || v < 1)
+                        return MSG_SESSIONS_MAX;
                 *ret = (long) v;
                 return NULL;
 

@@ -27,6 +27,7 @@ void ag_policy_init(AgPolicy *ret) {
                 .interactive = AG_INTERACTIVE_DEFAULT,
                 .leaves = AG_LEAVES_DEFAULT,
                 .leaves_notty = AG_LEAVES_NOTTY_DEFAULT,
+                .sessions_max = AG_SESSIONS_MAX_DEFAULT,
         };
 }
 
@@ -221,6 +222,9 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
                 p.leaves = (unsigned) best[AG_ITEM_LEAVES]->value;
         if (best[AG_ITEM_LEAVES_NOTTY] && (unsigned long) best[AG_ITEM_LEAVES_NOTTY]->value <= AG_LEAVES_MAX)
                 p.leaves_notty = (unsigned) best[AG_ITEM_LEAVES_NOTTY]->value;
+        if (best[AG_ITEM_SESSIONS_MAX] && best[AG_ITEM_SESSIONS_MAX]->value >= 1 &&
+            best[AG_ITEM_SESSIONS_MAX]->value <= AG_SESSIONS_MAX_LIMIT)
+                p.sessions_max = (unsigned) best[AG_ITEM_SESSIONS_MAX]->value;
         /* pools */
         if (best[AG_ITEM_POOL] && best[AG_ITEM_POOL]->str)
                 snprintf(p.pool, sizeof p.pool, "%s", best[AG_ITEM_POOL]->str);

@@ -20,9 +20,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <syslog.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "container.h"
 #include "place.h"
@@ -224,19 +227,43 @@ static void watch_drop_caller_ids(void) {
         (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
-/* A caller that stays in its session at close (where it came from is not
- * known, or gone) forks the watcher there, and a session that holds its own
- * watcher is never empty: the watcher leaves for the hierarchy's root. It is
- * root's own process, with every id 0 and not dumpable: no user can reach it
- * there. */
+/* The watcher leaves its caller's group for the hierarchy's root, whatever
+ * that group is: a caller that stays in its session at close (where it
+ * came from is not known, or gone) would keep the session from ever
+ * emptying, and a su-style caller is back in the invoking user's leaf,
+ * where that user's cap (or a hog of theirs) could starve the watcher. It
+ * is root's own process, with every id 0 and not dumpable: no user can
+ * reach it there. */
 static void watch_leave_session(const AgLogin *l) {
-        _cleanup_free_ char *cur = NULL;
         _cleanup_close_ int mfd = -1;
 
-        if (ag_cg_pid_path(l->hierarchy, 0, &cur) < 0 || !ag_cg_path_is_below(cur, l->session->path))
-                return;
         if (ag_hierarchy_open(l->hierarchy, &mfd) >= 0)
                 (void) ag_cg_attach(mfd, getpid());
+}
+
+/* The one watcher of a user, once its own session is dealt with: the
+ * user's other closed sessions that still hold processes (whose own
+ * watchers left them to this one) are removed as they empty, by the
+ * bounded sweep, once a second, until none is left or the time is up. */
+#define WATCH_OTHERS_STEP_US 1000000
+static void watch_others(const AgLogin *l, uint64_t left_us, const AgEvents *sink) {
+        const AgSession *s = l->session;
+        char place[AG_PLACE_MAX];
+
+        if (ag_pool_place(s->root, s->pool, place, sizeof place) < 0)
+                return;
+        for (uint64_t waited = 0;; waited += WATCH_OTHERS_STEP_US) {
+                _cleanup_(ag_descent_done) AgDescent d = AG_DESCENT_NULL;
+
+                if (ag_descent_open(l->hierarchy, s->root, s->pool, s->uid, NULL, AG_DESCENT_ROOT_OWNED, &d) < 0 ||
+                    ag_user_closed_sessions(d.ufd) <= 0)
+                        return;
+                d.ufd = safe_close(d.ufd);
+                (void) ag_user_sweep(d.pfd, place, s->uid, true, AG_SESSION_MAX_DIRS, sink);
+                if (waited >= left_us)
+                        return;
+                (void) usleep(WATCH_OTHERS_STEP_US);
+        }
 }
 
 /* The watcher: nothing of the caller's (its ids, its syslog socket, closed
@@ -248,6 +275,8 @@ static _Noreturn void watch_run(const AgLogin *l, unsigned timeout_ms, const AgE
         AgLoginEnd end = { .usage = { -1, -1, -1 } };
         struct watch_events w = { .events = events, .path = s->path };
         const AgEvents sink = { .warn = watch_warn, .removed = watch_removed, .userdata = &w };
+        _cleanup_(ag_descent_done) AgDescent d = AG_DESCENT_NULL;
+        struct timespec t0;
         sigset_t none;
         int fd, r;
 
@@ -272,7 +301,17 @@ static _Noreturn void watch_run(const AgLogin *l, unsigned timeout_ms, const AgE
         (void) prctl(PR_SET_NAME, "pam_autogroup", 0, 0, 0);
         watch_leave_session(l);
 
-        r = ag_session_wait_empty(l->hierarchy, s, timeout_ms);
+        /* One watcher a user: the user group's lock (flock on its directory)
+         * is held by the one that runs; another leaves its session to it
+         * (its last sweep), to the user's next login or close, or to gc. */
+        r = ag_descent_open(l->hierarchy, s->root, s->pool, s->uid, NULL, AG_DESCENT_ROOT_OWNED, &d);
+        if (r == -ENOENT)
+                r = 0;          /* the user group is gone, and the session with it */
+        else if (r >= 0 && flock(d.ufd, LOCK_EX | LOCK_NB) < 0)
+                r = errno == EWOULDBLOCK ? -EALREADY : negative_errno();
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (r >= 0)
+                r = ag_session_wait_empty(l->hierarchy, s, timeout_ms);
         if (r == 0) {
                 /* What it used, final now that it is empty, read while its
                  * groups (and its cpuacct mirror) still exist. */
@@ -284,20 +323,43 @@ static _Noreturn void watch_run(const AgLogin *l, unsigned timeout_ms, const AgE
         }
         if (done)
                 done(events ? events->userdata : NULL, r, w.own ? &end : NULL);
+        if (r == 0 || r == -ETIMEDOUT || r == -EBUSY) {
+                struct timespec t1;
+                uint64_t spent;
+
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                spent = (uint64_t) (t1.tv_sec - t0.tv_sec) * 1000000 + (uint64_t) (t1.tv_nsec / 1000) -
+                        (uint64_t) (t0.tv_nsec / 1000);
+                watch_others(l, spent < (uint64_t) timeout_ms * 1000 ? (uint64_t) timeout_ms * 1000 - spent : 0,
+                             &sink);
+                (void) ag_acct_sweep_user(l->hierarchy, s->root, s->uid);
+        }
         _exit(0);
 }
 
 int ag_login_watch(const AgLogin *l, unsigned timeout_ms, const AgEvents *events, ag_watch_done_fn done) {
+        uid_t ruid, euid, suid;
+        bool swapped = false;
         pid_t pid;
-        int status;
+        int status, saved;
 
         if (l->state != AG_LOGIN_GROUPED || !l->session->name)
                 return -EINVAL;
+        /* A su-style caller has the invoking user's real uid: a child forked
+         * with it could be stopped (SIGSTOP) by that user before it drops
+         * it, and the waitpid below, so pam_close_session, would wait for as
+         * long as the user likes. So the caller's real uid is root's across
+         * the fork: no process of the close is ever the user's. */
+        if (getresuid(&ruid, &euid, &suid) == 0 && ruid != 0 && euid == 0)
+                swapped = setresuid(0, (uid_t) -1, (uid_t) -1) == 0;
         /* one fork for a child that detaches (setsid) and forks the watcher,
          * reaped here at once: the caller keeps no child and does not wait */
         pid = fork();
+        saved = errno;
+        if (pid != 0 && swapped)
+                (void) setresuid(ruid, (uid_t) -1, (uid_t) -1);
         if (pid < 0)
-                return negative_errno();
+                return -saved;
         if (pid == 0) {
                 (void) setsid();
                 pid = fork();

@@ -153,8 +153,14 @@ int ag_login_close(AgLogin *l, const AgLoginCloseParams *p, AgLoginEnd *ret_end)
  * watcher runs with root's credentials only (real, effective and saved
  * uid and gid 0, no supplementary groups, not dumpable): a su-style caller
  * keeps the invoking user's real uid, which would let that user stop, kill
- * or trace it. Every signal handler, file and the syslog socket of the
- * caller are dropped in the watcher. -errno when it could not be started. */
+ * or trace it; the caller's real uid is root's across the fork too, so that
+ * no process of the close is ever the user's (a stopped child would hold
+ * the close). One watcher a user: one that finds another running (a lock
+ * on the user group) leaves its session to it, and the one running stays,
+ * within timeout_ms, while the user has a closed session that still holds
+ * processes (lib/cgroup/pool.h). It waits in the hierarchy's root. Every
+ * signal handler, file and the syslog socket of the caller are dropped in
+ * the watcher. -errno when it could not be started. */
 typedef void (*ag_watch_done_fn)(void *userdata, int r, const AgLoginEnd *end);
 int ag_login_watch(const AgLogin *l, unsigned timeout_ms, const AgEvents *events, ag_watch_done_fn done);
 

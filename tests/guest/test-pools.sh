@@ -141,8 +141,10 @@ touch "$T/a1.go"; wait "$PID_a1" 2>/dev/null
 check "a's session lingers in pool alpha (its sleep)" test -d "$CG2$SA/login"
 drv agp2 "$UA" open cgroup close >"$T/move.out" 2>&1
 check "the next login went to pool beta" grep -q "^cgroup=/$ROOT/pool-beta/user-$IA/.*/login\$" "$T/move.out"
-check "the lingering session stayed in pool alpha" test -d "$CG2$SA/login"
-kill "$SLEEPER"; for _ in $(seq 100); do [ -z "$(cat "$CG2$SA/login/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.05; done
+check_eq "root moved the lingering process into pool beta (the user's shared group)" \
+        "0::/$ROOT/pool-beta/user-$IA/shared" "$(cat "/proc/$SLEEPER/cgroup")"
+check "and removed the old session" test ! -e "$CG2$SA"
+kill "$SLEEPER"; for _ in $(seq 100); do [ -e "/proc/$SLEEPER" ] || break; sleep 0.05; done
 drv agp2 "$UA" open cgroup close >"$T/move2.out" 2>&1
 check "the next login swept the emptied session and the old pool" test ! -e "$PA"
 check_eq "nothing left below <root>" "" "$(ls "$CG" | grep -E '^(pool|user)-')"

@@ -25,6 +25,8 @@ svc() { printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_M
 svc agdef "root=$ROOT conf=$CONF"
 val() { sed -n "s/^$1=//p" "$2" | head -n1; }
 cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
+# nleaves FILE: the session's groups in a listing of it
+nleaves() { grep -E '^(leaf-|login|class-)' "$1" | tr '\n' ' ' | sed 's/ $//'; }
 cp "$ATTACK" "$U/attack.sh"; chmod 755 "$U/attack.sh"
 
 echo "# 1. the layout root makes at open, and who owns what"
@@ -127,12 +129,12 @@ check_eq "still login/ and 6 leaves" 7 "$(cat "$U/many.n2")"
 check "close removed the session" test ! -e "$CPU$SM"
 
 echo "# 5. the items leaves and interactive"
-printf '%s\n' "* leaves 2" "$UB leaves 0" "$UB interactive 2" >"$CONF"
+printf '%s\n' "* leaves 2" "$UB leaves 1" "$UB interactive 2" >"$CONF"
 "$AGDRV" --pam "$T" agdef "$UA" open run-user "ls $CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup) >$U/two.ls" close >/dev/null 2>&1
 check_eq "leaves 2: two leaves" "leaf-1 leaf-2 login" "$(grep -E '^(leaf-|login|class-)' "$U/two.ls" | tr '\n' ' ' | sed 's/ $//')"
 "$AGDRV" --pam "$T" agdef "$UB" open run-user "S=$CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup); ls \$S >$U/cls.ls; cat \$S/class-interactive/cpu.shares \$S/class-audio/cpu.shares >$U/cls.w; stat -c %U \$S/class-audio \$S/class-audio/cgroup.procs \$S/class-audio/cpu.shares >>$U/cls.w; \"$HELPER\" --root $ROOT run --latency audio -- sh -c 'sed -n \"s/^[0-9]*:cpu://p\" /proc/self/cgroup' >>$U/cls.w; echo 100 >\$S/class-audio/cpu.shares 2>/dev/null || echo refused >>$U/cls.w" \
         close >/dev/null 2>&1
-check_eq "leaves 0, interactive 2: the two class leaves only" "class-audio class-interactive login" \
+check_eq "leaves 1, interactive 2: one leaf and the two class leaves" "class-audio class-interactive leaf-1 login" \
         "$(grep -E '^(leaf-|login|class-)' "$U/cls.ls" | tr '\n' ' ' | sed 's/ $//')"
 check_eq "class weights from the table, written by root (v1 shares 4096, 10240)" "4096 10240" \
         "$(sed -n 1,2p "$U/cls.w" | tr '\n' ' ' | sed 's/ $//')"
@@ -142,10 +144,38 @@ check "run --latency audio puts the command in class-audio" grep -q '/class-audi
 check_eq "the user cannot lower or raise the class leaf's weight" refused "$(tail -n1 "$U/cls.w")"
 echo "* weight 100" >"$CONF"
 
+echo "# 5a. leaves 0: no cgroup.procs of the user's in the session, class leaves included (cgroup v1)"
+# interactive 1 would make class leaves; with leaves 0 there are none, so the
+# user cannot pull a process of theirs from a group root capped elsewhere in
+# the v1 cpu hierarchy (another tool's) into one (SECURITY.md rule 16)
+printf '%s\n' "* weight 100" "$UA leaves 0" "$UA interactive 1" >"$CONF"
+mkdir "$CG-capped"; AG_CGROOTS="$AG_CGROOTS $CG-capped"; echo 10000 >"$CG-capped/cpu.cfs_quota_us"
+setpriv --reuid="$IA" --regid="$(id -g "$UA")" --clear-groups sleep 300 &
+PC=$!; track_pid "$PC"; echo "$PC" >"$CG-capped/cgroup.procs"
+cat >"$U/classpull.sh" <<'EOS'
+s=$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login$/\1/p' /proc/self/cgroup)
+ls "$1$s" >"$3.ls"
+r=refused
+for l in class-interactive class-audio leaf-1; do (echo "$2" >"$1$s/$l/cgroup.procs") 2>/dev/null && r="done:$l"; done
+echo "$r" >"$3"
+EOS
+chmod 644 "$U/classpull.sh"
+"$AGDRV" --pam "$T" agdef "$UA" tty=/dev/tty open run-user "sh $U/classpull.sh $CPU $PC $U/classpull.txt" close >/dev/null 2>&1
+check_eq "leaves 0, interactive 1: login/ alone, no class leaf" login "$(nleaves "$U/classpull.txt.ls")"
+check_eq "the user's pull of their process from the root-capped group into the session is refused" refused \
+        "$(cat "$U/classpull.txt")"
+check_eq "the process stays in the capped group" "/$ROOT-capped" "$(cgof "$PC")"
+printf '%s\n' "* weight 100" "$UA leaves-notty 0" "$UA interactive 2" >"$CONF"
+"$AGDRV" --pam "$T" agdef "$UA" tty= open run-user "sh $U/classpull.sh $CPU $PC $U/classpull2.txt" close >/dev/null 2>&1
+check_eq "leaves-notty 0, interactive 2, no terminal: login/ alone" login "$(nleaves "$U/classpull2.txt.ls")"
+check_eq "the same pull refused" refused "$(cat "$U/classpull2.txt")"
+kill "$PC" 2>/dev/null; wait "$PC" 2>/dev/null
+rmdir "$CG-capped" 2>/dev/null
+echo "* weight 100" >"$CONF"
+
 echo "# 5b. a login without a terminal (cron, su or sudo in a script, ftp): no leaves by default"
 # the session's groups, as the login's own process finds them
 lsess="ls $CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup)"
-nleaves() { grep -E '^(leaf-|login|class-)' "$1" | tr '\n' ' ' | sed 's/ $//'; }
 for t in "" cron ftp ../dev/tty /dev/../dev/tty /etc/passwd /dev/pts; do
         "$AGDRV" --pam "$T" agdef "$UA" "tty=$t" open run-user "$lsess >$U/notty.ls" close >/dev/null 2>&1
         check_eq "PAM_TTY '${t:-unset}': login/ only" "login" "$(nleaves "$U/notty.ls")"
@@ -269,8 +299,21 @@ check_eq "after close: login/ and leaf-1 .. leaf-6" "leaf-1 leaf-2 leaf-3 leaf-4
         "$(nleaves <(ls "$CPU$SL"))"
 lingering_ends "$PL" "$SL" "once empty, the session goes whole"
 
-echo "# 5h. the user's pool changed while an old session lives on: the user can no longer move work into it (cgroup v1)"
-"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "echo \$\$ >\"$CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup)/leaf-1/cgroup.procs\"; echo \$\$ >$U/ling6.pid; exec sleep 300" \
+echo "# 5h. the user's pool changed while an old session lives on: the old place is closed at the next login (cgroup v1)"
+# The lingering process holds the old session's leaf-2/cgroup.procs open (v1
+# checks the opener's credentials at each write, so a chown back alone would
+# not stop it), and writes its own pid through it once the next login is done.
+cat >"$U/holder.pl" <<'EOS'
+open(my $f, ">", $ARGV[0]) or die "open: $!";
+open(my $p, ">", $ARGV[1]); print $p "$$\n"; close $p;
+select(undef, undef, undef, 0.05) until -e $ARGV[2];
+my $ok = syswrite($f, "$$\n");
+open(my $r, ">", "$ARGV[3].tmp"); print $r (defined $ok ? "done" : "refused"), "\n"; close $r;
+rename("$ARGV[3].tmp", $ARGV[3]);
+sleep 300;
+EOS
+chmod 644 "$U/holder.pl"
+"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "d=$CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup); echo \$\$ >\$d/leaf-1/cgroup.procs; exec perl $U/holder.pl \$d/leaf-2/cgroup.procs $U/ling6.pid $U/ling6.go $U/ling6.res" \
         wait-file "$U/ling6.pid" close >"$T/ling6.out" 2>&1
 SL=$(val AUTOGROUP_SESSION "$T/ling6.out"); PL=$(cat "$U/ling6.pid"); track_pid "$PL"
 check_eq "the old session lives on, its process in leaf-1" "$SL/leaf-1" "$(cgof "$PL")"
@@ -280,11 +323,39 @@ printf '%s\n' "* weight 100" "$UA pool moved" "pool:moved max 50%" >"$CONF"
         close >"$T/pull.out" 2>&1
 check "the next login lands in the pool" grep -q "^AUTOGROUP_SESSION=/$ROOT/pool-moved/user-$IA/" "$T/pull.out"
 check_eq "the user's process from the new login cannot be moved into the old session's leaf" refused "$(cat "$U/pull.txt")"
-check_eq "the old session's leaves' cgroup.procs are root's again" "root root" \
-        "$(stat -c %U "$CPU$SL/leaf-1/cgroup.procs" "$CPU$SL/leaf-2/cgroup.procs" | tr '\n' ' ' | sed 's/ $//')"
-check_eq "the process already there stays" "$SL/leaf-1" "$(cgof "$PL")"
+check_eq "root moved the old session's process into the new place (its shared group, under the pool's cap)" \
+        "/$ROOT/pool-moved/user-$IA/shared" "$(cgof "$PL")"
+check "the old session is gone" test ! -e "$CPU$SL"
+check "the old place's user group is gone" test ! -e "$CG/user-$IA"
+touch "$U/ling6.go"; wait_for "$U/ling6.res" . || true
+check_eq "the cgroup.procs fd the user opened earlier grants nothing" refused "$(cat "$U/ling6.res")"
+check_eq "the process stays under the new place's cap" "/$ROOT/pool-moved/user-$IA/shared" "$(cgof "$PL")"
+printf '%s\n' "* weight 100" "pool:moved max 50%" >"$CONF"
+kill "$PL" 2>/dev/null
+for i in $(seq 100); do [ -e "/proc/$PL" ] || break; sleep 0.1; done
+"$AGDRV" --pam "$T" agdef "$UA" tty= open close >/dev/null 2>&1
+check "once empty, the next login (back in no pool) removes the pool's groups" test ! -e "$CG/pool-moved"
 echo "* weight 100" >"$CONF"
-lingering_ends "$PL" "$SL" "once empty, the old session goes whole"
+
+echo "# 5h2. a pool no config names any more, its session lingering: gc closes it (cgroup v1)"
+printf '%s\n' "* weight 100" "$UA pool old" "pool:old max 50%" >"$CONF"
+rm -f "$U/ling7.pid" "$U/ling7.go" "$U/ling7.res"
+"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "d=$CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup); echo \$\$ >\$d/leaf-1/cgroup.procs; exec perl $U/holder.pl \$d/leaf-2/cgroup.procs $U/ling7.pid $U/ling7.go $U/ling7.res" \
+        wait-file "$U/ling7.pid" close >"$T/ling7.out" 2>&1
+SL=$(val AUTOGROUP_SESSION "$T/ling7.out"); PL=$(cat "$U/ling7.pid"); track_pid "$PL"
+check_eq "the session lingers in pool old, its process in leaf-1" "$SL/leaf-1" "$(cgof "$PL")"
+echo "* weight 100" >"$CONF"
+"$HELPER" --root "$ROOT" --pam-dir "$T" gc >"$T/gc7.out" 2>&1
+check_eq "gc moved the process into the user's shared group of the same pool (its caps)" \
+        "/$ROOT/pool-old/user-$IA/shared" "$(cgof "$PL")"
+check "gc removed the old session" test ! -e "$CPU$SL"
+check_eq "nothing in the pool is the user's" 0 "$(find "$CG/pool-old" -user "$UA" | wc -l)"
+touch "$U/ling7.go"; wait_for "$U/ling7.res" . || true
+check_eq "the cgroup.procs fd the user opened earlier grants nothing" refused "$(cat "$U/ling7.res")"
+kill "$PL" 2>/dev/null
+for i in $(seq 100); do [ -e "/proc/$PL" ] || break; sleep 0.1; done
+"$HELPER" --root "$ROOT" --pam-dir "$T" gc >"$T/gc7b.out" 2>&1
+check "once empty, gc removes the pool" test ! -e "$CG/pool-old"
 
 echo "# 5i. the user's own process in a group root made outside the tree (another tool's cap): what v1 gives"
 # cgroup v1 checks uids only (__cgroup1_procs_write), not where the process

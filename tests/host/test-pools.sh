@@ -255,12 +255,14 @@ drv agp2 "$UA" open env cgroup run-user "cat $PB/cpu.shares > $U/beta.shares" cl
 check "the next login in the new pool opened" grep -q '^open=PAM_SUCCESS' "$T/move.out"
 check "it went to pool beta" grep -q "^cgroup=/$ROOT/pool-beta/user-$IA/.*/login\$" "$T/move.out"
 check_eq "pool beta made again with its weight" 1024 "$(cat "$U/beta.shares" 2>/dev/null)"
-check "the old session stays while it holds a process" test -d "$CPU$SL/login"
-check "pool beta removed again at that close" test ! -e "$PB"
-kill "$LP"; for _ in $(seq 100); do [ -z "$(cat "$CPU$SL/login/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.05; done
-drv agp2 "$UA" open cgroup close >"$T/move2.out" 2>&1
-check "the next login swept the emptied session in the old pool" test ! -e "$CPU$SL"
+check_eq "root moved the old session's process into the new pool (the user's shared group)" \
+        "/$ROOT/pool-beta/user-$IA/shared" "$(sed -n 's/^[0-9]*:cpu://p' "/proc/$LP/cgroup")"
+check "the old session is gone" test ! -e "$CPU$SL"
 check "and the old pool (empty now)" test ! -e "$PA"
+check "pool beta stays at that close (it holds the process)" test -d "$PB/user-$IA/shared"
+kill "$LP"; for _ in $(seq 100); do [ -e "/proc/$LP" ] || break; sleep 0.05; done
+drv agp2 "$UA" open cgroup close >"$T/move2.out" 2>&1
+check "the next login swept the emptied shared group" test ! -e "$PB/user-$IA/shared"
 check "nothing of a is left in any pool" test -z "$(find "$CG" -name "user-$IA")"
 if [ "$HAVE_MIRROR" = 1 ]; then
         # checked here: the cleanup at exit removes every mirror of the test root
@@ -270,13 +272,15 @@ if [ "$HAVE_MIRROR" = 1 ]; then
 else
         skip "cpuacct not mounted on its own: no mirror to sweep"
 fi
-drv agp2 "$UA" open cgroup wait-file "$T/m3.go" close >"$T/move3.out" 2>&1 & M3=$!; track_pid "$M3"
+drv agp2 "$UA" open cgroup wait-file "$T/m3.go" close cgroup >"$T/move3.out" 2>&1 & M3=$!; track_pid "$M3"
 wait_for "$T/move3.out" '^cgroup='
 drv agp3 "$UA" open cgroup close >"$T/move4.out" 2>&1
 check "with 'pool none' the user is back at <root>/user-<uid>" grep -q "^cgroup=/$ROOT/user-$IA/.*/login\$" "$T/move4.out"
-check "the live session in pool beta is left alone" test -d "$PB/user-$IA"
+check "the live session in pool beta is closed: its processes are under the user's policy now" \
+        test -z "$(cat "$PB"/user-"$IA"/*/login/cgroup.procs 2>/dev/null)"
 touch "$T/m3.go"; wait "$M3" 2>/dev/null
-check "its own close removed it and the pool" test ! -e "$PB"
+check_eq "its own close moved its caller back where it came from" "/" "$(sed -n 's/^cgroup=//p' "$T/move3.out" | tail -n1)"
+check "its own close removed the pool" test ! -e "$PB"
 
 if [ -x "$HELPER" ]; then
 echo "# 10. gc visits pools"
