@@ -88,6 +88,7 @@ int ag_login_close(AgLogin *l, const AgLoginCloseParams *p, AgLoginEnd *ret_end)
 
 int ag_login_caller_left(const AgLogin *l, char **ret_where) {
         char *cur = NULL;
+        size_t root_len;
         int r;
 
         if (l->mode != AG_MODE_CGROUPFS || l->state != AG_LOGIN_GROUPED || !l->hierarchy || !l->session ||
@@ -96,7 +97,12 @@ int ag_login_caller_left(const AgLogin *l, char **ret_where) {
         r = ag_cg_pid_path(l->hierarchy, 0, &cur);
         if (r < 0)
                 return r;
-        if (ag_cg_path_is_below(cur, l->session->path)) {
+        /* anywhere below root=: still ours (a later login of the user moves
+         * what is left in a place the user no longer lives in) */
+        root_len = l->session->root ? strlen(l->session->root) : 0;
+        if (ag_cg_path_is_below(cur, l->session->path) ||
+            (root_len && cur[0] == '/' && strncmp(cur + 1, l->session->root, root_len) == 0 &&
+             (cur[1 + root_len] == '/' || cur[1 + root_len] == 0))) {
                 free(cur);
                 return 0;
         }

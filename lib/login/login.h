@@ -168,7 +168,8 @@ int ag_login_watch(const AgLogin *l, unsigned timeout_ms, const AgEvents *events
  * its session since open (by a module later in the stack, such as
  * pam_systemd on a systemd host with cgroup v1, or by systemd itself)? 1
  * with *ret_where (freed by the caller) the caller's cgroup now, 0 when it
- * is still below the session, -errno when it cannot be told. */
+ * is still below root= (its session, or where a later login of the user
+ * moved it), -errno when it cannot be told. */
 int ag_login_caller_left(const AgLogin *l, char **ret_where);
 
 /* Creates AG_RUN_DIR/name (AG_RUN_DIR made root's 0755 when missing): 1 the
