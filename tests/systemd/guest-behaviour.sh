@@ -72,8 +72,8 @@ bg_binds() { # bg_binds UID [XDG_SESSION_ID]
 
 bg_setup() {
         [ -n "$BG_USER" ] && return 0
-        BG_USER="${TAG}h"
-        useradd -m -s /bin/bash "$BG_USER" && AG_USERS="$AG_USERS $BG_USER"
+        BG_USER="${TAG}beh"         # a name of its own: guest-test.sh has users a..r
+        useradd -m -s /bin/bash "$BG_USER" && AG_USERS="$AG_USERS $BG_USER" || not_ok "behaviour: useradd $BG_USER"
         BG_UID=$(id -u "$BG_USER")
         install -d -m 700 -o "$BG_USER" -g "$(id -g "$BG_USER")" "/home/$BG_USER/.ssh"
         install -m 600 -o "$BG_USER" -g "$(id -g "$BG_USER")" "$BG_KEY.pub" "/home/$BG_USER/.ssh/authorized_keys"
