@@ -88,12 +88,15 @@ vm_ensure_pkgs() {
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
+    # installing packages changes the machine: only when asked (doc/testing.md)
+    [ "${AG_TEST_SYSTEM:-0}" = 1 ] ||
+        vm_unavailable "missing on the host: ${missing[*]} (install them, or set AG_TEST_SYSTEM=1 to let the lane install them)"
     log "installing: ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null 2>&1 && return 0
+    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq --no-install-recommends \
+        -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null 2>&1 && return 0
     timeout 300 apt-get update -qq >/dev/null 2>&1 || true
-    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null 2>&1 || vm_unavailable "cannot install ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq --no-install-recommends \
+        -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null 2>&1 || vm_unavailable "cannot install ${missing[*]}"
 }
 
 # Print the concrete kernel package name, e.g. linux-image-6.1.0-57-amd64.
@@ -138,7 +141,8 @@ vm_build_boot() {
     exec 8>"$VM_BOOT/.lock"
     flock -s 8
     pkg=$(vm_kernel_pkg)
-    if [ -z "$pkg" ]; then
+    if [ -z "$pkg" ] && [ "${AG_TEST_SYSTEM:-0}" = 1 ]; then
+        # (the package lists are the machine's: refreshed only when asked)
         timeout 300 apt-get update -qq >/dev/null 2>&1 || true
         pkg=$(vm_kernel_pkg)
     fi

@@ -80,7 +80,7 @@ lane_share() {
 # A guest that stops making progress is not waited for until TIMEOUT: the
 # guest kernel panics on a soft lockup (softlockup_panic, 60 s: see vm_run),
 # and a guest whose console and test output have not grown for
-# LANE_STALL seconds (default 300) is stopped. Under TCG such a hang is the
+# LANE_STALL seconds (default 600) is stopped. Under TCG such a hang is the
 # emulator's (CI once saw both vCPUs of a guest spin in the kernel for 600 s
 # in an unrelated bash and agdrv, first seconds of the first test): the guest
 # is then booted once more, under single-threaded TCG where TCG is used (no
@@ -120,15 +120,17 @@ lane_boot() {
     (cd "$R" && exec setsid bash "$LANE_DIR/vm-run.sh" -t "$LANE_TIMEOUT" ${LANE_SHARES[@]+"${LANE_SHARES[@]}"} --rw "$R" -- \
         "${LANE_GUEST_CMD[@]}") >"$R/console.log" 2>&1 &
     pid=$!
-    LANE_STALLED=0
+    LANE_STALLED=0 LANE_SEEN=0 LANE_BEAT=$(lane_now_ms) LANE_UP=""
+    lane_note "booting the guest (timeout ${LANE_TIMEOUT} s)"
     last_change=$(lane_now_ms)
     while kill -0 "$pid" 2>/dev/null; do
         sleep 5
+        lane_progress
         size=$(cat "$R/console.log" "$R/guest.log" 2>/dev/null | wc -c)
         now=$(lane_now_ms)
         if [ "$size" != "$last_size" ]; then
             last_size=$size last_change=$now
-        elif [ $((now - last_change)) -ge $((${LANE_STALL:-300} * 1000)) ]; then
+        elif [ $((now - last_change)) -ge $((${LANE_STALL:-600} * 1000)) ]; then
             LANE_STALLED=1
             sid=$(ps -o sid= -p "$pid" | tr -d ' ')
             [ -n "$sid" ] && [ "$sid" != "$(ps -o sid= -p $$ | tr -d ' ')" ] && pkill -TERM -s "$sid"
@@ -137,6 +139,43 @@ lane_boot() {
     done
     wait "$pid"
     LANE_VRC=$?
+    lane_progress
+    lane_note "guest stopped (status $LANE_VRC) after $(lane_secs $(($(lane_now_ms) - LANE_T1))) s"
+}
+
+# Progress while a guest runs (a guest lane takes minutes): one line per
+# section of the guest test ("# 7b. ..." headers, "# guest test NAME" of
+# run-all.sh, the "#   ran:/skipped:" lines of host-lanes.sh), every "not ok",
+# and a heartbeat every LANE_BEAT_S seconds (120) without one. The lines go
+# to stdout (the lane's .log under make check grows as the guest runs) and,
+# when AG_PROGRESS names a file, are appended there too (.ci/run shows that
+# file on its console).
+LANE_SECTION_RE="^# ([0-9]+[a-z]*'?\\. |guest test )|^#   (ran|skipped|not run): |^not ok"
+lane_note() {
+    local line
+    line="# [$(date +%H:%M:%S)] $LANE_NAME: $*"
+    echo "$line"
+    [ -z "${AG_PROGRESS:-}" ] || echo "$line" >>"$AG_PROGRESS" 2>/dev/null || true
+}
+lane_progress() {
+    local n now ok l
+    if [ -z "${LANE_UP:-}" ] && grep -aq '^=== VM-READY' "$R/console.log" 2>/dev/null; then
+        LANE_UP=1; lane_note "guest up after $(lane_secs $(($(lane_now_ms) - LANE_T1))) s"
+    fi
+    now=$(lane_now_ms)
+    n=0
+    [ -f "$R/guest.log" ] && n=$(wc -l <"$R/guest.log")
+    if [ "$n" -gt "${LANE_SEEN:-0}" ]; then
+        while IFS= read -r l; do
+            lane_note "${l#\# }"; LANE_BEAT=$now
+        done < <(sed -n "$((LANE_SEEN + 1)),${n}p" "$R/guest.log" | grep -aE "$LANE_SECTION_RE")
+        LANE_SEEN=$n
+    fi
+    if [ $((now - LANE_BEAT)) -ge $((${LANE_BEAT_S:-120} * 1000)) ]; then
+        ok=$(grep -ac '^ok ' "$R/guest.log" 2>/dev/null)
+        lane_note "running, $(lane_secs $((now - LANE_T1))) s, ${ok:-0} ok so far"
+        LANE_BEAT=$now
+    fi
 }
 
 # Why the last boot looks hung rather than failed (empty: it did not): the
@@ -146,7 +185,7 @@ lane_hang_reason() {
     line=$(grep -m1 -aoE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[[^]]*\]|rcu: INFO: rcu_[a-z]+ (self-detected stall|detected stalls)[^\r]*|Kernel panic - not syncing: [^\r]*' \
                 "$R/console.log" 2>/dev/null)
     if [ -n "$line" ]; then echo "guest kernel: $line"
-    elif [ "${LANE_STALLED:-0}" = 1 ]; then echo "no output for ${LANE_STALL:-300} s"
+    elif [ "${LANE_STALLED:-0}" = 1 ]; then echo "no output for ${LANE_STALL:-600} s"
     fi
 }
 
