@@ -4,6 +4,7 @@
 #   lane_init NAME FLAVOUR_DIR   sets src, build (abs_top_srcdir/abs_top_builddir),
 #                                sources the flavour's vm-common.sh; skips unless root
 #   lane_skip / lane_fail WHY    for its own preconditions
+#   lane_boots KARGS...          (optional) several boots, one per set of kernel arguments
 #   lane_start                   results directory, build or reuse the guest
 #   lane_share DIR...            the host trees the guest must see
 #   lane_run TIMEOUT TEST [VAR=VALUE]... [-- ARG...]   boots the guest, runs TEST as root there
@@ -31,6 +32,7 @@ lane_secs() { printf '%d.%01d' $(($1 / 1000)) $(($1 % 1000 / 100)); }
 
 lane_init() {
     LANE_NAME=$1 LANE_DIR=$2
+    LANE_SCRIPT=$(realpath "$0")
     src=${abs_top_srcdir:-$(cd "$LANE_DIR/../.." && pwd)}
     build=${abs_top_builddir:-$src}
     export VMCACHE=${VMCACHE:-/var/tmp/autogroup-vm}
@@ -187,6 +189,53 @@ lane_hang_reason() {
     if [ -n "$line" ]; then echo "guest kernel: $line"
     elif [ "${LANE_STALLED:-0}" = 1 ]; then echo "no output for ${LANE_STALL:-600} s"
     fi
+}
+
+# lane_boots KARGS...: a lane of several boots, one per KARGS (kernel
+# arguments added to VM_KERNEL_ARGS for that boot). Call it right after
+# lane_init: each boot runs this entry script once more (the same arguments)
+# with LANE_BOOT_KARGS set to its KARGS and LANE_BOOT to its number (1, 2,
+# ...), which the script passes on to its guest test as it likes (lane_run
+# VAR=VALUE); their lines come as they come, each boot's counts are added
+# up, and the lane exits like a single boot would: 1 when a boot failed,
+# else 0, or 77 when every boot skipped. Inside such a boot it returns at
+# once, with LANE_BOOT_KARGS added to VM_KERNEL_ARGS.
+#   lane_init ...
+#   lane_boots "systemd.unified_cgroup_hierarchy=0" \
+#              "systemd.unified_cgroup_hierarchy=0 systemd.legacy_systemd_cgroup_controller=1"
+#   lane_start; lane_share ...; lane_run T TEST AG_BOOT="$LANE_BOOT"; lane_report
+lane_boots() {
+    local k n=0 out pid rc line p=0 f=0 sk=0 status=0 all_skipped=1
+    if [ -n "${LANE_BOOT:-}" ]; then
+        export VM_KERNEL_ARGS="${VM_KERNEL_ARGS:-} $LANE_BOOT_KARGS"
+        return 0
+    fi
+    out=$(mktemp /tmp/lane-boot.XXXXXX)
+    for k in "$@"; do
+        n=$((n + 1))
+        echo "# $LANE_NAME, boot $n: $k"
+        # its lines as they come (to a file, not a pipe: see tests/guest/run-all.sh)
+        LANE_BOOT=$n LANE_BOOT_KARGS=$k bash "$LANE_SCRIPT" >"$out" 2>&1 &
+        pid=$!
+        tail -n +1 -s 1 -f --pid="$pid" "$out" | grep --line-buffered -Ev '^[0-9]+ passed, [0-9]+ failed'
+        wait "$pid"
+        rc=$?
+        line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n1)
+        if [ -z "$line" ]; then
+            echo "not ok - $LANE_NAME, boot $n ($k): no counts (status $rc)"
+            f=$((f + 1)); status=1; all_skipped=0; continue
+        fi
+        # shellcheck disable=SC2086
+        set -- $line
+        p=$((p + $1)); f=$((f + $3)); [ "$#" -ge 6 ] && sk=$((sk + $5))
+        [ "$rc" = 77 ] && [ "$3" = 0 ] && continue
+        all_skipped=0
+        [ "$rc" = 0 ] && [ "$3" = 0 ] || status=1
+    done
+    rm -f "$out"
+    echo "$p passed, $f failed, $sk skipped"
+    [ "$status" = 0 ] && [ "$all_skipped" = 1 ] && exit 77
+    exit "$status"
 }
 
 lane_report() {
