@@ -19,8 +19,8 @@
 #   debs/                 kernel .debs (apt-get download)
 #   debootstrap-cache/    .debs for debootstrapped roots
 #   runs/                 run and results directories (removed after each run)
-#   vmlib/boot/           vmlinux, vmlinuz, initrd.img, KVER, INIT_SUM: the kernel and
-#                         initramfs both flavours boot
+#   vmlib/boot-<hash>/    vmlinux, vmlinuz, initrd.img, KVER, INIT_SUM: the kernel and
+#                         initramfs both flavours boot (hash: of guest-init.sh and the module list)
 #   vmlib/<flavour>/      a flavour's own artefacts (the systemd root fs)
 # Builds take an exclusive flock on the artefact's .lock, guests a shared one.
 #
@@ -32,15 +32,17 @@
 VMCACHE=${VMCACHE:-/var/tmp/autogroup-vm}
 VMLIB_DIR=${VMLIB_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 VM_IMAGES=${VM_IMAGES:-$VMCACHE/vmlib}
-VM_BOOT=$VM_IMAGES/boot
+# Modules needed to reach the 9p root, in insmod order.
+VM_MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
+            9pnet 9pnet_virtio netfs fscache 9p overlay"
+vm_boot_sum() { { cat "$VMLIB_DIR/guest-init.sh"; echo $VM_MODULES; } | sha256sum | cut -d' ' -f1; }
+# keyed by what builds the initramfs: trees of different versions on one
+# machine each keep their own (no rebuilding one in turn under the other's guests)
+VM_BOOT=$VM_IMAGES/boot-$(vm_boot_sum | cut -c1-16)
 # Debian kernel flavour used for the guest (the metapackage is resolved to a
 # concrete linux-image-X.Y.Z-N-amd64 at build time).
 KERNEL_META=${KERNEL_META:-linux-image-amd64}
 VM_CPU_KVM=${VM_CPU_KVM:-host}
-# Modules needed to reach the 9p root, in insmod order.
-VM_MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
-            9pnet 9pnet_virtio netfs fscache 9p overlay"
-
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 # The guest cannot be had here (tools, network, space): exit 77, which the
@@ -118,8 +120,6 @@ vm_kernel_deb() {
     fi
     echo "$deb"
 }
-
-vm_boot_sum() { { cat "$VMLIB_DIR/guest-init.sh"; echo $VM_MODULES; } | sha256sum | cut -d' ' -f1; }
 
 # True when $VM_BOOT holds a kernel + initramfs for the current guest-init.sh
 # and module list, of kernel version $1 ("" = any).
