@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build (or reuse) the systemd guest:
-#   $VMCACHE/vmlib/boot   the kernel + busybox initramfs both lanes boot
+#   $VMCACHE/vmlib/boot-<hash>  the kernel + busybox initramfs both lanes boot
 #                         (tests/vmlib/common.sh, vm_build_boot)
 #   $SD_LANE/rootfs/      debootstrap'ed Debian 12 (minbase + systemd, dbus, logind,
 #                         libpam-systemd, openssh-server, procps), root's ssh key,
