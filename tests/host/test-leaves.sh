@@ -99,16 +99,18 @@ echo "# 4. enter, run and the bound: leaves are reused, never more than root mad
 cat >"$U/many.sh" <<EOS
 S=\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup)
 echo "\$S" >$U/many.session
-for i in \$(seq 6); do setsid sh -c '"$HELPER" --root $ROOT enter --pid \$\$; exec sleep 30' </dev/null >/dev/null 2>&1 & sleep 0.3; done
+# waitn N: until N shells are through enter (each then execs "sleep 30"), at most 30 s
+waitn() { n=0; while [ "\$(pgrep -u \$(id -u) -f '^sleep 30\$' | wc -l)" -lt \$1 ] && [ \$n -lt 300 ]; do sleep 0.1; n=\$((n + 1)); done; }
+for i in \$(seq 6); do setsid sh -c '"$HELPER" --root $ROOT enter --pid \$\$; exec sleep 30' </dev/null >/dev/null 2>&1 & waitn \$i; done
 for i in \$(seq 4); do setsid sh -c '"$HELPER" --root $ROOT enter --pid \$\$; exec sleep 30' </dev/null >/dev/null 2>&1 & done
-sleep 1
+waitn 10
 ls $CPU\$S | grep -cE '^(leaf-|class-|login)' >$U/many.n1
 for p in \$(cat $CPU\$S/leaf-*/cgroup.procs); do echo \$p; done | wc -l >$U/many.inleaves
 for l in $CPU\$S/leaf-*; do [ "\$(wc -l <\$l/cgroup.procs)" = 1 ] && echo x; done | wc -l >$U/many.busy
 "$HELPER" --root $ROOT run --verbose -- true 2>$U/many.run; echo \$? >>$U/many.run
 pkill -u \$(id -u) -x sleep; sleep 0.5
 for i in \$(seq 10); do setsid sh -c '"$HELPER" --root $ROOT enter --pid \$\$; exec sleep 30' </dev/null >/dev/null 2>&1 & done
-sleep 1
+waitn 10
 ls $CPU\$S | grep -cE '^(leaf-|class-|login)' >$U/many.n3
 for l in $CPU\$S/leaf-*; do [ -n "\$(cat \$l/cgroup.procs)" ] && echo x; done | wc -l >$U/many.busy3
 pkill -u \$(id -u) -x sleep; sleep 0.5
@@ -378,6 +380,8 @@ outside_sleeper() {
         setpriv --reuid="$IA" --regid="$(id -g "$UA")" --clear-groups sleep 300 &
         PO=$!; track_pid "$PO"
         echo "$PO" >"$1/cgroup.procs"
+        # A's once setpriv is through (a loaded machine may not have run it yet)
+        for _ in $(seq 200); do [ "$(awk '/^Uid:/ {print $2}' "/proc/$PO/status" 2>/dev/null)" = "$IA" ] && break; sleep 0.05; done
 }
 mkdir "$CG-out"; AG_CGROOTS="$AG_CGROOTS $CG-out"
 outside_sleeper "$CG-out"

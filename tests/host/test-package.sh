@@ -13,7 +13,8 @@
 # file at one of the package's paths (a `make install` leaves them): dpkg would
 # overwrite it (or stop at its conffile prompt) and the purge would delete it.
 # It removes only what it installed.
-# Makefile.am runs it after every other test of `make check`. It does not capture
+# Only with AG_TEST_SYSTEM=1 (skipped otherwise, saying so). Makefile.am runs it
+# after every host test of `make check`. It does not capture
 # syslog: /dev/log belongs to whichever other host test took it first.
 # The EXIT trap purges the package, removes the user and the temp dirs, and
 # removes the empty root group if this test made it.
@@ -21,6 +22,8 @@
 require_root
 
 skip_all() { echo "1..0 # SKIP $*"; exit 77; }
+# It changes the machine: only when asked (doc/testing.md, "What make check touches").
+[ "${AG_TEST_SYSTEM:-0}" = 1 ] || skip_all "installs the Debian package, whose postinst adds the module to the machine's /etc/pam.d/common-session while it runs: set AG_TEST_SYSTEM=1 to run it (.ci/run does)"
 for c in dpkg-buildpackage dpkg-checkbuilddeps dh lintian apt-get pam-auth-update su flock; do
         command -v "$c" >/dev/null 2>&1 || skip_all "$c not installed (needs debhelper lintian dpkg-dev apt libpam-runtime)"
 done
@@ -28,6 +31,11 @@ done
 # One package test at a time on this machine (several trees may run make check).
 exec 9>/run/lock/pam-autogroup-test-package.lock
 flock -w 900 9 || skip_all "another package test holds /run/lock/pam-autogroup-test-package.lock"
+# Nothing that sees this machine's /etc runs meanwhile: the minimal guest lanes
+# (tests/vm), whose root is the host's own, hold this lock shared while they run
+# (.ci/run runs them beside the host tests).
+exec 8>/run/lock/pam-autogroup-test-system.lock
+flock -w 3600 8 || skip_all "a guest lane held /run/lock/pam-autogroup-test-system.lock for an hour"
 PKG=libpam-autogroup
 installed() { dpkg-query -W -f='${db:Status-Status}' "$PKG" 2>/dev/null | grep -qv '^not-installed$'; }
 installed && skip_all "$PKG is installed on this machine; not touching a real install"

@@ -8,7 +8,7 @@
 # its "N passed, N failed, N skipped" line; 77 with the reason when qemu,
 # debootstrap or the mirror cannot be had, the guest does not boot, or the
 # module was built --without-systemd).
-# env: VMCACHE, AG_VM_TIMEOUT (seconds, default 2400: a hang is caught sooner by the
+# env: VMCACHE, AG_VM_TIMEOUT (seconds, default 3600: a hang is caught sooner by the
 #      lane's no-output stall check; a loaded 2-core host needs more than 900 s), AG_SKIP_VM=1 (skip),
 #      VM_ACCEL, MIRROR (see vm-build.sh and tests/vmlib/common.sh)
 set -u
@@ -20,5 +20,5 @@ grep -q '^#define HAVE_SYSTEMD 1' "$build/config.h" 2>/dev/null \
 [ -f "$build/pam_autogroup/.libs/pam_autogroup.so" ] || lane_fail "the module is not built"
 lane_start
 lane_share "$src" "$build"
-lane_run "${AG_VM_TIMEOUT:-2400}" "$src/tests/systemd/guest-test.sh"
+lane_run "${AG_VM_TIMEOUT:-3600}" "$src/tests/systemd/guest-test.sh"
 lane_report

@@ -6,7 +6,7 @@
 # guest-test-v1.sh there: where pam_systemd may sit in such a stack.
 #
 # Output and exit status: see tests/vmlib/lane.sh.
-# env: VMCACHE, AG_VM_TIMEOUT (seconds, default 900), AG_SKIP_VM=1 (skip),
+# env: VMCACHE, AG_VM_TIMEOUT (seconds, default 1800), AG_SKIP_VM=1 (skip),
 #      VM_ACCEL, MIRROR (see vm-build.sh and tests/vmlib/common.sh)
 set -u
 . "$(dirname "$0")/../vmlib/lane.sh"
@@ -16,5 +16,5 @@ lane_init "systemd v1 guest lane" "$(cd "$(dirname "$0")" && pwd)"
 export VM_KERNEL_ARGS="${VM_KERNEL_ARGS:-} systemd.unified_cgroup_hierarchy=0"
 lane_start
 lane_share "$src" "$build"
-lane_run "${AG_VM_TIMEOUT:-900}" "$src/tests/systemd/guest-test-v1.sh"
+lane_run "${AG_VM_TIMEOUT:-1800}" "$src/tests/systemd/guest-test-v1.sh"
 lane_report

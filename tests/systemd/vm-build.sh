@@ -1,11 +1,12 @@
 #!/bin/bash
 # Build (or reuse) the systemd guest:
-#   $VMCACHE/vmlib/boot   the kernel + busybox initramfs both lanes boot
+#   $VMCACHE/vmlib/boot-<hash>  the kernel + busybox initramfs both lanes boot
 #                         (tests/vmlib/common.sh, vm_build_boot)
 #   $SD_LANE/rootfs/      debootstrap'ed Debian 12 (minbase + systemd, dbus, logind,
 #                         libpam-systemd, openssh-server, procps), root's ssh key,
 #                         vm-test.service running guest-runner.sh
-# Idempotent (the rootfs stamp is a hash of this script and guest-runner.sh)
+# Idempotent (the rootfs directory and its stamp are keyed by a hash of this
+# script and guest-runner.sh: vm-common.sh)
 # and serialised with flock; a warm check does not wait for running guests.
 # Cold: ~1-3 min of debootstrap. Installs qemu-system-x86, busybox-static,
 # cpio, xz-utils and debootstrap when missing.
@@ -21,7 +22,7 @@ vm_build_boot
 
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 PKGS=systemd,systemd-sysv,dbus,libpam-systemd,openssh-server,openssh-client,iproute2,procps,util-linux,libpam-modules,passwd,tmux,cron
-SUM=$(cat "$HERE/vm-build.sh" "$HERE/guest-runner.sh" | sha256sum | cut -d' ' -f1)
+SUM=$SD_SUM
 rootfs_current() { [ -d "$VM_ROOTFS" ] && [ "$(cat "$VM_ROOTFS_STAMP" 2>/dev/null)" = "$SUM" ]; }
 mkdir -p "$SD_LANE" || vm_unavailable "cannot create $SD_LANE"
 exec 9>"$VM_ROOTFS_LOCK"
@@ -83,4 +84,10 @@ rm -f "$R"/var/cache/apt/archives/*.deb
 rm -rf "$VM_ROOTFS"
 mv "$R" "$VM_ROOTFS"
 echo "$SUM" > "$VM_ROOTFS_STAMP"
+# root file systems of other versions unused for a week go (when no guest holds them)
+for d in "$VM_IMAGES"/systemd-*/; do
+    d=${d%/}
+    [ "$d" = "$SD_LANE" ] || [ -z "$(find "$d" -maxdepth 1 -name rootfs.done -mtime +7)" ] && continue
+    (flock -n 7 && rm -rf "$d/rootfs" "$d/rootfs.done" && rm -rf "$d") 7>"$d/.lock" || true
+done
 log "built $VM_ROOTFS ($(du -sh "$VM_ROOTFS" | cut -f1)) in $(( $(date +%s) - T0 ))s"

@@ -13,7 +13,7 @@
 # Output and exit status: see tests/vmlib/lane.sh (the guest tests' lines and
 # one "N passed, N failed, N skipped" line; 77 with the reason when the guest
 # cannot be had). Missing build products are a failure.
-# env: VMCACHE, VM_TIMEOUT (seconds, default 900), VM_ACCEL (see tests/vmlib/common.sh)
+# env: VMCACHE, AG_VM_TIMEOUT (seconds, default 1800; VM_TIMEOUT also), VM_ACCEL (see tests/vmlib/common.sh)
 set -u
 . "$(dirname "$0")/../vmlib/lane.sh"
 lane_init "guest lane" "$(cd "$(dirname "$0")" && pwd)"
@@ -35,9 +35,13 @@ for f in "$module" "$build/tests/host/agdrv" "$build/tests/host/logcap" "$build/
         "$src/tests/lib.sh" "$src/tests/guest/run-all.sh" "${GUEST_TESTS[@]}"; do
         [ -e "$f" ] || lane_fail "missing $f"
 done
+# The guest's root is this machine's, live: tests/host/test-package.sh (which
+# installs the package into it) waits while this guest runs.
+exec {system_lock}>/run/lock/pam-autogroup-test-system.lock
+flock -s -w 3600 "$system_lock" || lane_skip "tests/host/test-package.sh held /run/lock/pam-autogroup-test-system.lock for an hour"
 lane_start
 # The guest hides the host's /tmp and /var/tmp under its own tmpfs: trees from
 # there are shared explicitly (distcheck builds below /tmp).
 lane_share "$src" "$build" "$(dirname "$module")"
-lane_run "${VM_TIMEOUT:-900}" "$src/tests/guest/run-all.sh" AG_MODULE="$module" -- "${GUEST_TESTS[@]}"
+lane_run "${AG_VM_TIMEOUT:-${VM_TIMEOUT:-1800}}" "$src/tests/guest/run-all.sh" AG_MODULE="$module" -- "${GUEST_TESTS[@]}"
 lane_report

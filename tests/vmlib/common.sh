@@ -19,8 +19,8 @@
 #   debs/                 kernel .debs (apt-get download)
 #   debootstrap-cache/    .debs for debootstrapped roots
 #   runs/                 run and results directories (removed after each run)
-#   vmlib/boot/           vmlinux, vmlinuz, initrd.img, KVER, INIT_SUM: the kernel and
-#                         initramfs both flavours boot
+#   vmlib/boot-<hash>/    vmlinux, vmlinuz, initrd.img, KVER, INIT_SUM: the kernel and
+#                         initramfs both flavours boot (hash: of guest-init.sh and the module list)
 #   vmlib/<flavour>/      a flavour's own artefacts (the systemd root fs)
 # Builds take an exclusive flock on the artefact's .lock, guests a shared one.
 #
@@ -32,15 +32,17 @@
 VMCACHE=${VMCACHE:-/var/tmp/autogroup-vm}
 VMLIB_DIR=${VMLIB_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 VM_IMAGES=${VM_IMAGES:-$VMCACHE/vmlib}
-VM_BOOT=$VM_IMAGES/boot
+# Modules needed to reach the 9p root, in insmod order.
+VM_MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
+            9pnet 9pnet_virtio netfs fscache 9p overlay"
+vm_boot_sum() { { cat "$VMLIB_DIR/guest-init.sh"; echo $VM_MODULES; } | sha256sum | cut -d' ' -f1; }
+# keyed by what builds the initramfs: trees of different versions on one
+# machine each keep their own (no rebuilding one in turn under the other's guests)
+VM_BOOT=$VM_IMAGES/boot-$(vm_boot_sum | cut -c1-16)
 # Debian kernel flavour used for the guest (the metapackage is resolved to a
 # concrete linux-image-X.Y.Z-N-amd64 at build time).
 KERNEL_META=${KERNEL_META:-linux-image-amd64}
 VM_CPU_KVM=${VM_CPU_KVM:-host}
-# Modules needed to reach the 9p root, in insmod order.
-VM_MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
-            9pnet 9pnet_virtio netfs fscache 9p overlay"
-
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 # The guest cannot be had here (tools, network, space): exit 77, which the
@@ -88,12 +90,15 @@ vm_ensure_pkgs() {
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
+    # installing packages changes the machine: only when asked (doc/testing.md)
+    [ "${AG_TEST_SYSTEM:-0}" = 1 ] ||
+        vm_unavailable "missing on the host: ${missing[*]} (install them, or set AG_TEST_SYSTEM=1 to let the lane install them)"
     log "installing: ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null 2>&1 && return 0
+    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq --no-install-recommends \
+        -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null 2>&1 && return 0
     timeout 300 apt-get update -qq >/dev/null 2>&1 || true
-    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq --no-install-recommends \
-        "${missing[@]}" >/dev/null 2>&1 || vm_unavailable "cannot install ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq --no-install-recommends \
+        -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null 2>&1 || vm_unavailable "cannot install ${missing[*]}"
 }
 
 # Print the concrete kernel package name, e.g. linux-image-6.1.0-57-amd64.
@@ -116,8 +121,6 @@ vm_kernel_deb() {
     echo "$deb"
 }
 
-vm_boot_sum() { { cat "$VMLIB_DIR/guest-init.sh"; echo $VM_MODULES; } | sha256sum | cut -d' ' -f1; }
-
 # True when $VM_BOOT holds a kernel + initramfs for the current guest-init.sh
 # and module list, of kernel version $1 ("" = any).
 vm_boot_current() {
@@ -138,7 +141,8 @@ vm_build_boot() {
     exec 8>"$VM_BOOT/.lock"
     flock -s 8
     pkg=$(vm_kernel_pkg)
-    if [ -z "$pkg" ]; then
+    if [ -z "$pkg" ] && [ "${AG_TEST_SYSTEM:-0}" = 1 ]; then
+        # (the package lists are the machine's: refreshed only when asked)
         timeout 300 apt-get update -qq >/dev/null 2>&1 || true
         pkg=$(vm_kernel_pkg)
     fi

@@ -6,7 +6,8 @@
 #   root for tests/vm, the debootstrapped Debian for tests/systemd) as the
 #   lower layer of an overlay with a tmpfs upper layer, so the guest sees a
 #   writable copy and every write (useradd, /etc/pam.d, ...) vanishes at
-#   power-off
+#   power-off; the host's root gets a copy of /etc taken at boot (the host's
+#   own changes while the guest runs do not reach it)
 # - mounts fresh tmpfs /tmp and /var/tmp, the run directory (9p tag "vmout",
 #   read-write) at the same path as on the host, and the shares listed in
 #   vm.conf; writes the run directory's path to /etc/vm-out
@@ -34,6 +35,16 @@ mount -t tmpfs -o mode=0755,size=${VM_OVL_SIZE:-50%} tmpfs /ovl
 mkdir -p /ovl/upper /ovl/work
 mount -t overlay overlay -o lowerdir=/lower,upperdir=/ovl/upper,workdir=/ovl/work /newroot \
     || fail "mount overlay"
+
+# The host's root (the minimal flavour) changes while the guest runs (host
+# tests add and remove users in /etc), and an overlay's lower layer must not
+# change under it (the guest's useradd then fails on /etc/group.lock): the
+# guest gets a copy of /etc of its own, taken at boot.
+if [ -z "${VM_INIT:-}" ]; then
+    mkdir -p /ovl/etc
+    cp -a /newroot/etc/. /ovl/etc/ || fail "copy /etc"
+    mount --bind /ovl/etc /newroot/etc || fail "bind /etc"
+fi
 
 # fresh /tmp and /var/tmp before the shares, so shares below them stay visible
 mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp

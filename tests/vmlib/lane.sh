@@ -4,6 +4,7 @@
 #   lane_init NAME FLAVOUR_DIR   sets src, build (abs_top_srcdir/abs_top_builddir),
 #                                sources the flavour's vm-common.sh; skips unless root
 #   lane_skip / lane_fail WHY    for its own preconditions
+#   lane_boots KARGS...          (optional) several boots, one per set of kernel arguments
 #   lane_start                   results directory, build or reuse the guest
 #   lane_share DIR...            the host trees the guest must see
 #   lane_run TIMEOUT TEST [VAR=VALUE]... [-- ARG...]   boots the guest, runs TEST as root there
@@ -31,6 +32,7 @@ lane_secs() { printf '%d.%01d' $(($1 / 1000)) $(($1 % 1000 / 100)); }
 
 lane_init() {
     LANE_NAME=$1 LANE_DIR=$2
+    LANE_SCRIPT=$(realpath "$0")
     src=${abs_top_srcdir:-$(cd "$LANE_DIR/../.." && pwd)}
     build=${abs_top_builddir:-$src}
     export VMCACHE=${VMCACHE:-/var/tmp/autogroup-vm}
@@ -80,7 +82,7 @@ lane_share() {
 # A guest that stops making progress is not waited for until TIMEOUT: the
 # guest kernel panics on a soft lockup (softlockup_panic, 60 s: see vm_run),
 # and a guest whose console and test output have not grown for
-# LANE_STALL seconds (default 300) is stopped. Under TCG such a hang is the
+# LANE_STALL seconds (default 600) is stopped. Under TCG such a hang is the
 # emulator's (CI once saw both vCPUs of a guest spin in the kernel for 600 s
 # in an unrelated bash and agdrv, first seconds of the first test): the guest
 # is then booted once more, under single-threaded TCG where TCG is used (no
@@ -120,15 +122,17 @@ lane_boot() {
     (cd "$R" && exec setsid bash "$LANE_DIR/vm-run.sh" -t "$LANE_TIMEOUT" ${LANE_SHARES[@]+"${LANE_SHARES[@]}"} --rw "$R" -- \
         "${LANE_GUEST_CMD[@]}") >"$R/console.log" 2>&1 &
     pid=$!
-    LANE_STALLED=0
+    LANE_STALLED=0 LANE_SEEN=0 LANE_BEAT=$(lane_now_ms) LANE_UP=""
+    lane_note "booting the guest (timeout ${LANE_TIMEOUT} s)"
     last_change=$(lane_now_ms)
     while kill -0 "$pid" 2>/dev/null; do
         sleep 5
+        lane_progress
         size=$(cat "$R/console.log" "$R/guest.log" 2>/dev/null | wc -c)
         now=$(lane_now_ms)
         if [ "$size" != "$last_size" ]; then
             last_size=$size last_change=$now
-        elif [ $((now - last_change)) -ge $((${LANE_STALL:-300} * 1000)) ]; then
+        elif [ $((now - last_change)) -ge $((${LANE_STALL:-600} * 1000)) ]; then
             LANE_STALLED=1
             sid=$(ps -o sid= -p "$pid" | tr -d ' ')
             [ -n "$sid" ] && [ "$sid" != "$(ps -o sid= -p $$ | tr -d ' ')" ] && pkill -TERM -s "$sid"
@@ -137,6 +141,43 @@ lane_boot() {
     done
     wait "$pid"
     LANE_VRC=$?
+    lane_progress
+    lane_note "guest stopped (status $LANE_VRC) after $(lane_secs $(($(lane_now_ms) - LANE_T1))) s"
+}
+
+# Progress while a guest runs (a guest lane takes minutes): one line per
+# section of the guest test ("# 7b. ..." headers, "# guest test NAME" of
+# run-all.sh, the "#   ran:/skipped:" lines of host-lanes.sh), every "not ok",
+# and a heartbeat every LANE_BEAT_S seconds (120) without one. The lines go
+# to stdout (the lane's .log under make check grows as the guest runs) and,
+# when AG_PROGRESS names a file, are appended there too (.ci/run shows that
+# file on its console).
+LANE_SECTION_RE="^# ([0-9]+[a-z]*'?\\. |guest test )|^#   (ran|skipped|not run): |^not ok"
+lane_note() {
+    local line
+    line="# [$(date +%H:%M:%S)] $LANE_NAME: $*"
+    echo "$line"
+    [ -z "${AG_PROGRESS:-}" ] || echo "$line" >>"$AG_PROGRESS" 2>/dev/null || true
+}
+lane_progress() {
+    local n now ok l
+    if [ -z "${LANE_UP:-}" ] && grep -aq '^=== VM-READY' "$R/console.log" 2>/dev/null; then
+        LANE_UP=1; lane_note "guest up after $(lane_secs $(($(lane_now_ms) - LANE_T1))) s"
+    fi
+    now=$(lane_now_ms)
+    n=0
+    [ -f "$R/guest.log" ] && n=$(wc -l <"$R/guest.log")
+    if [ "$n" -gt "${LANE_SEEN:-0}" ]; then
+        while IFS= read -r l; do
+            lane_note "${l#\# }"; LANE_BEAT=$now
+        done < <(sed -n "$((LANE_SEEN + 1)),${n}p" "$R/guest.log" | grep -aE "$LANE_SECTION_RE")
+        LANE_SEEN=$n
+    fi
+    if [ $((now - LANE_BEAT)) -ge $((${LANE_BEAT_S:-120} * 1000)) ]; then
+        ok=$(grep -ac '^ok ' "$R/guest.log" 2>/dev/null)
+        lane_note "running, $(lane_secs $((now - LANE_T1))) s, ${ok:-0} ok so far"
+        LANE_BEAT=$now
+    fi
 }
 
 # Why the last boot looks hung rather than failed (empty: it did not): the
@@ -146,8 +187,55 @@ lane_hang_reason() {
     line=$(grep -m1 -aoE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s! \[[^]]*\]|rcu: INFO: rcu_[a-z]+ (self-detected stall|detected stalls)[^\r]*|Kernel panic - not syncing: [^\r]*' \
                 "$R/console.log" 2>/dev/null)
     if [ -n "$line" ]; then echo "guest kernel: $line"
-    elif [ "${LANE_STALLED:-0}" = 1 ]; then echo "no output for ${LANE_STALL:-300} s"
+    elif [ "${LANE_STALLED:-0}" = 1 ]; then echo "no output for ${LANE_STALL:-600} s"
     fi
+}
+
+# lane_boots KARGS...: a lane of several boots, one per KARGS (kernel
+# arguments added to VM_KERNEL_ARGS for that boot). Call it right after
+# lane_init: each boot runs this entry script once more (the same arguments)
+# with LANE_BOOT_KARGS set to its KARGS and LANE_BOOT to its number (1, 2,
+# ...), which the script passes on to its guest test as it likes (lane_run
+# VAR=VALUE); their lines come as they come, each boot's counts are added
+# up, and the lane exits like a single boot would: 1 when a boot failed,
+# else 0, or 77 when every boot skipped. Inside such a boot it returns at
+# once, with LANE_BOOT_KARGS added to VM_KERNEL_ARGS.
+#   lane_init ...
+#   lane_boots "systemd.unified_cgroup_hierarchy=0" \
+#              "systemd.unified_cgroup_hierarchy=0 systemd.legacy_systemd_cgroup_controller=1"
+#   lane_start; lane_share ...; lane_run T TEST AG_BOOT="$LANE_BOOT"; lane_report
+lane_boots() {
+    local k n=0 out pid rc line p=0 f=0 sk=0 status=0 all_skipped=1
+    if [ -n "${LANE_BOOT:-}" ]; then
+        export VM_KERNEL_ARGS="${VM_KERNEL_ARGS:-} $LANE_BOOT_KARGS"
+        return 0
+    fi
+    out=$(mktemp /tmp/lane-boot.XXXXXX)
+    for k in "$@"; do
+        n=$((n + 1))
+        echo "# $LANE_NAME, boot $n: $k"
+        # its lines as they come (to a file, not a pipe: see tests/guest/run-all.sh)
+        LANE_BOOT=$n LANE_BOOT_KARGS=$k bash "$LANE_SCRIPT" >"$out" 2>&1 &
+        pid=$!
+        tail -n +1 -s 1 -f --pid="$pid" "$out" | grep --line-buffered -Ev '^[0-9]+ passed, [0-9]+ failed'
+        wait "$pid"
+        rc=$?
+        line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n1)
+        if [ -z "$line" ]; then
+            echo "not ok - $LANE_NAME, boot $n ($k): no counts (status $rc)"
+            f=$((f + 1)); status=1; all_skipped=0; continue
+        fi
+        # shellcheck disable=SC2086
+        set -- $line
+        p=$((p + $1)); f=$((f + $3)); [ "$#" -ge 6 ] && sk=$((sk + $5))
+        [ "$rc" = 77 ] && [ "$3" = 0 ] && continue
+        all_skipped=0
+        [ "$rc" = 0 ] && [ "$3" = 0 ] || status=1
+    done
+    rm -f "$out"
+    echo "$p passed, $f failed, $sk skipped"
+    [ "$status" = 0 ] && [ "$all_skipped" = 1 ] && exit 77
+    exit "$status"
 }
 
 lane_report() {
