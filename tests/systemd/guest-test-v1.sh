@@ -15,8 +15,8 @@
 # daemon-reload; a CPU property set on the user's slice while the user is
 # logged in makes systemd move the login into the slice's own cpu cgroup
 # (documented; close logs it), and a login after it keeps its group.
-# Booted on the hybrid hierarchy (test-systemd-v1-guest.sh) and on the
-# legacy one (test-systemd-legacy-guest.sh).
+# Booted on the hybrid hierarchy and on the legacy one
+# (test-systemd-v1-guest.sh boots twice; AG_BOOT is 1 or 2).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 : "${abs_top_builddir:=$abs_top_srcdir}"
@@ -24,7 +24,7 @@ if [ ! -e /etc/vm-out ] || [ "$(cat /proc/1/comm)" != systemd ]; then
         echo "# runs inside the systemd guest only (tests/systemd/test-systemd-v1-guest.sh)"
         echo "0 passed, 0 failed, 1 skipped"; exit 77
 fi
-echo "# $(systemctl --version | head -n1), kernel $(uname -r), system $(systemctl is-system-running)"
+echo "# $(systemctl --version | head -n1), kernel $(uname -r), system $(systemctl is-system-running), boot ${AG_BOOT:-?}: $(if [ -d /sys/fs/cgroup/unified ]; then echo hybrid; else echo legacy; fi) hierarchy"
 if [ ! -f "$CPU/cpu.shares" ]; then
         echo "# no cgroup v1 cpu hierarchy at $CPU (was systemd.unified_cgroup_hierarchy=0 honoured?)"
         echo "0 passed, 0 failed, 1 skipped"; exit 77
