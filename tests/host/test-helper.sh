@@ -515,7 +515,9 @@ check_eq "check reports no good line" 8 "$(grep -c "^$BAD:[0-9]*: " "$T/check.ou
 check "check reports the drop-in's line 2" grep -q "^$T/bad.d/10-x.conf:2: " "$T/check.out"
 "$HELPER" check "$CONF" >"$T/check-ok.out" 2>&1; rc=$?
 check_eq "check on a good file: exit 0" 0 "$rc"
-check_eq "check on a good file: one line" "$CONF: OK, 7 rules" "$(cat "$T/check-ok.out")"
+check_eq "check on a good file: its one warning (the rule line 8 overrides) and the summary" \
+        "warning: $CONF:7: overridden by $CONF:8 (the same domain and item: the later line wins)
+$CONF: OK, 7 rules, 1 warning" "$(cat "$T/check-ok.out")"
 printf '* weight 100\n' >"$T/ww.conf"; chmod 666 "$T/ww.conf"
 "$HELPER" check "$T/ww.conf" >"$T/check-ww.out" 2>&1; rc=$?
 check_eq "check refuses a world-writable file: exit 1" 1 "$rc"
@@ -536,8 +538,10 @@ check_not "explain of an unknown user fails" "$HELPER" explain --conf "$CONF" "n
 check_eq "explain of a missing config: exit 0" 0 "$rc"
 check_eq "explain of a missing config: the header says what check says" \
         "config $T/missing.conf: does not exist, the built-in defaults apply" "$(head -n1 "$T/explain-missing.out")"
-check "check of a missing config says the same" grep -qx "$T/missing.conf: does not exist, the built-in defaults apply" \
+# check, asked about a file by name, takes a missing one for a typo: an error
+check "check of a missing config: does not exist" grep -qx "$T/missing.conf: does not exist" \
         <("$HELPER" check "$T/missing.conf")
+check_not "  and exit 0" "$HELPER" check "$T/missing.conf"
 check "explain of a missing config: weight from the default" grep -qE "^weight +100 +default" "$T/explain-missing.out"
 
 echo "# 13. the helper finds root= by itself: AUTOGROUP_SESSION, verified against the real cgroup"
