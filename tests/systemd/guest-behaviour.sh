@@ -41,6 +41,12 @@ fi
 BG_SSH=(timeout 900 ssh -i "$BG_KEY" -p "${BG_PORT:-22}" -o BatchMode=yes -o ConnectTimeout=120 -o StrictHostKeyChecking=no
         -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR)
 BG_USER=""; BG_UID=""; BG_DIR=""; BG_HOOK=""
+# In a login of the systemd mode: wait until the user's manager has started
+# (logind starts it with the login). A terminal's "autogroup enter" asks it
+# for a scope with a bound of its own (1 s an attempt), which a manager still
+# starting up under emulation on a loaded host can miss; that case, and a
+# manager that never answers, is guest-test.sh's section 7g.
+BG_MANAGER_UP='[ "${AUTOGROUP_MODE:-}" != systemd ] || timeout 300 systemctl --user is-system-running --wait >/dev/null 2>&1'
 
 # bg_cg PID: the process's cgroup in the column's hierarchy
 bg_cg() {
@@ -138,6 +144,7 @@ bg_terminals() {
         bg_setup
         rm -f "$BG_DIR"/tab.* "$BG_DIR/tabs.stop"
         cat >"$BG_DIR/tabs.sh" <<EOS
+$BG_MANAGER_UP
 cat /proc/self/cgroup >$BG_DIR/tabs.parent
 for i in 1 2 3 4 5 6 7; do
         setsid -f bash -i -c '. $BG_HOOK; echo \$\$ >$BG_DIR/tab.tmp\$0; mv $BG_DIR/tab.tmp\$0 $BG_DIR/tab.\$0; while [ ! -e $BG_DIR/tabs.stop ]; do sleep 0.5; done' \$i </dev/null >/dev/null 2>&1
@@ -192,6 +199,7 @@ echo \$\$ >$BG_DIR/pane.tmp\$1; mv $BG_DIR/pane.tmp\$1 $BG_DIR/pane.\$1
 exec sleep 900
 EOS
         cat >"$BG_DIR/panes.sh" <<EOS
+$BG_MANAGER_UP
 tm() { tmux -S $BG_DIR/tmux.sock "\$@"; }
 tm new-session -d -s b -n w1 "bash -i $BG_DIR/pane.sh 1"
 tm display -p '#{pid}' >$BG_DIR/tmux.tmp; mv $BG_DIR/tmux.tmp $BG_DIR/tmux.pid
@@ -229,7 +237,7 @@ EOS
 # autogroup run CMD from a login's command
 bg_run() {
         bg_setup
-        "${BG_SSH[@]}" -tt "$BG_USER@127.0.0.1" "cat /proc/self/cgroup >$BG_DIR/run.login; \"$HELPER\" run -- sh -c 'echo pid=\$\$ >$BG_DIR/run.pid; cat /proc/self/cgroup >$BG_DIR/run.cg'" \
+        "${BG_SSH[@]}" -tt "$BG_USER@127.0.0.1" "$BG_MANAGER_UP; cat /proc/self/cgroup >$BG_DIR/run.login; \"$HELPER\" run -- sh -c 'echo pid=\$\$ >$BG_DIR/run.pid; cat /proc/self/cgroup >$BG_DIR/run.cg'" \
                 >"$BG_DIR/run.out" 2>&1 </dev/null
         check_eq "behaviour: ssh USER 'autogroup run CMD' exits 0" 0 "$?"
         if [ "${COLUMN:-systemd}" = systemd ]; then

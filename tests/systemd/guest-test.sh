@@ -220,7 +220,11 @@ kill \$(jobs -p | grep -vx "\${linger:-x}") 2>/dev/null; echo stopped
 EOS
 }
 tab 1 4 >"$TT/tab1.sh"; tab 2 1 >"$TT/tab2.sh"
+# the user's manager started first (logind starts it with the login): enter's
+# bound of 1 s an attempt is for a manager that answers, which one still
+# starting up under emulation on a loaded host may not be; 7g is that case
 cat >"$TT/d.sh" <<EOS
+timeout 300 systemctl --user is-system-running --wait >/dev/null 2>&1
 echo "xdg=\$XDG_SESSION_ID agm=\$AUTOGROUP_MODE"; echo "login=\$\$"
 setsid -f bash $TT/tab1.sh >$TT/tab1.out 2>&1 </dev/null
 setsid -f bash $TT/tab2.sh >$TT/tab2.out 2>&1 </dev/null
