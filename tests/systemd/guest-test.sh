@@ -227,6 +227,9 @@ cat >"$TT/d.sh" <<EOS
 timeout 300 systemctl --user is-system-running --wait >/dev/null 2>&1
 echo "xdg=\$XDG_SESSION_ID agm=\$AUTOGROUP_MODE"; echo "login=\$\$"
 setsid -f bash $TT/tab1.sh >$TT/tab1.out 2>&1 </dev/null
+# one terminal at a time, as a person opens them: two calls at once may each
+# wait for the other past enter's bound on a loaded emulated guest
+i=0; while ! grep -q '^rc=' $TT/tab1.out 2>/dev/null && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
 setsid -f bash $TT/tab2.sh >$TT/tab2.out 2>&1 </dev/null
 sleep 300 & nl=\$!
 echo "nonleader=\$nl [\$("$HELPER" enter --verbose --pid \$nl 2>&1)] cg=\$(cut -d: -f3 /proc/\$nl/cgroup)"
