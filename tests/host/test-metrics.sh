@@ -184,7 +184,10 @@ drv "$UL" open env spawn-user "echo \$\$ > $U/l.pid; until [ -e $U/l.in ]; do sl
 track_pid $!; LD=$!
 wait_for "$T/l.out" '^AUTOGROUP_SESSION=' && wait_for "$U/l.pid" '^[0-9]+$'
 SL=$(sed -n 's/^AUTOGROUP_SESSION=//p' "$T/l.out"); LP=$(cat "$U/l.pid"); track_pid "$LP"
-as_user "$UL" "echo $LP > $CPU$SL/leaf-1/cgroup.procs"; touch "$U/l.in" "$T/l.go"; wait "$LD"
+as_user "$UL" "echo $LP > $CPU$SL/leaf-1/cgroup.procs"
+# a "sleep 0.05" of the shell's loop that started before the move is still in login/ until it exits
+for i in $(seq 600); do [ -z "$(cat "$CPU$SL/login/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.05; done
+touch "$U/l.in" "$T/l.go"; wait "$LD"
 check "the login closed" grep -q '^close=PAM_SUCCESS' "$T/l.out"
 check "its login/ is gone" test ! -e "$CPU$SL/login"
 NL=$(find "$CPU$SL" -mindepth 1 -maxdepth 1 -type d | wc -l)
