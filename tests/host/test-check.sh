@@ -165,9 +165,14 @@ unshare -m --propagation private sh -c '
 echo $? >"$T/down.rc"
 check_eq "the name service down: warnings only, exit 0" 0 "$(rc down)"
 check "a local user is still known (files answers first)" sh -c "! grep -q \"'$USR'\" '$T/down'"
-check "the first name it cannot answer for: said so, not 'unknown'" grep -qE \
-        "^warning: $P:2: cannot look up user 'nosuch-$$': the name service could not answer \([^;]*; is a directory down\?\); the names after it were not looked up\$" "$T/down"
-check_not "no 'unknown' claimed while it is down" grep -q "unknown \(user\|group\)" "$T/down"
+if ldconfig -p 2>/dev/null | grep -q 'libnss_ldap\.so'; then
+        check "the first name it cannot answer for: said so, not 'unknown'" grep -qE \
+                "^warning: $P:2: cannot look up user 'nosuch-$$': the name service could not answer \([^;]*; is a directory down\?\); the names after it were not looked up\$" "$T/down"
+        check_not "no 'unknown' claimed while it is down" grep -q "unknown \(user\|group\)" "$T/down"
+else
+        skip "a name service that cannot answer (no libnss_ldap here: glibc skips an nsswitch source it cannot load)"
+        skip "no 'unknown' claimed while it is down (no libnss_ldap here)"
+fi
 
 echo "# 4. the PAM stacks"
 D="$T/pam.d"; mkdir -m 755 "$D"
