@@ -35,10 +35,15 @@ C="$T/conf"; mkdir -m 755 "$C"
 # shadow memory at start: there the address-space bound is left out (ASan
 # itself then reports any heap overflow, LeakSanitizer any leak).
 if nm -D "$HELPER" 2>/dev/null | grep -q __asan_init; then AS_LIMIT=unlimited; else AS_LIMIT=262144; fi
+# On a host in the systemd mode check ends with what systemd has now (lines
+# from the first "systemd mode:" on, guest-test.sh checks them): they go to
+# $T/OUT.systemd, so that $T/OUT holds what the file alone gives on any host.
 chk() {
         local out="$1"; shift
-        ( ulimit -v "$AS_LIMIT"; exec timeout -k 5 120 "$HELPER" "$@" ) >"$T/$out" 2>&1
+        ( ulimit -v "$AS_LIMIT"; exec timeout -k 5 120 "$HELPER" "$@" ) >"$T/$out.all" 2>&1
         echo $? >"$T/$out.rc"
+        sed '/^systemd mode: /,$d' "$T/$out.all" >"$T/$out"
+        sed -n '/^systemd mode: /,$p' "$T/$out.all" >"$T/$out.systemd"
 }
 rc() { cat "$T/$1.rc"; }
 has() { grep -qF -- "$2" "$T/$1"; }

@@ -295,13 +295,12 @@ bg_cron() {
 }
 
 bg_all() {
-        bg_login
-        bg_nohup
-        bg_terminals
-        bg_tmux
-        bg_run
-        bg_root
-        bg_cron
+        local row t0
+        for row in bg_login bg_nohup bg_terminals bg_tmux bg_run bg_root bg_cron; do
+                t0=$(date +%s)
+                "$row"
+                echo "#   ${row#bg_}: $(( $(date +%s) - t0 )) s"
+        done
 }
 
 if [ -n "${BG_STANDALONE:-}" ]; then
