@@ -66,12 +66,30 @@ behaviour_cells() {
 
 behaviour_rows() { behaviour_cells | cut -f1 | uniq; }
 
-behaviour_claim() {
-        behaviour_cells | awk -F'\t' -v r="$1" -v c="$2" '$1 == r && $2 == c { print $3; n++ } END { exit n != 1 }'
+# the cells, read once a run (the table does not change while a lane runs)
+BEHAVIOUR_CELLS=""
+behaviour_cells_cached() {
+        [ -n "$BEHAVIOUR_CELLS" ] || BEHAVIOUR_CELLS=$(behaviour_cells)
+        printf '%s\n' "$BEHAVIOUR_CELLS"
 }
 
-# ERE of a literal string
-behaviour_quote() { printf '%s' "$1" | sed 's/[][\.*^$+?(){}|]/\\&/g'; }
+behaviour_claim() {
+        behaviour_cells_cached | awk -F'\t' -v r="$1" -v c="$2" '$1 == r && $2 == c { print $3; n++ } END { exit n != 1 }'
+}
+
+# ERE of a literal string (in the shell: a lane calls it for every claim,
+# and a fork costs a second in an emulated guest)
+behaviour_quote() {
+        local s="$1" out="" c i
+        for ((i = 0; i < ${#s}; i++)); do
+                c=${s:i:1}
+                case "$c" in
+                [][\\.*^\$+?\(\){}\|]) out+="\\$c" ;;
+                *) out+="$c" ;;
+                esac
+        done
+        printf '%s' "$out"
+}
 
 # behaviour_expect ROW COL [KEY=VALUE...]: the anchored ERE; status 1 (with
 # the reason on stderr) when the cell or a value for <parent> is missing, or
@@ -107,7 +125,9 @@ behaviour_expect() {
                         esac
                         ;;
                 *)
-                        re="$re$(behaviour_quote "${rest:0:1}")"; rest=${rest:1} ;;
+                        # the literal text up to the next placeholder (or a lone "<")
+                        name=${rest:1}; name=${rest:0:1}${name%%<*}
+                        re="$re$(behaviour_quote "$name")"; rest=${rest:${#name}} ;;
                 esac
         done
         printf '^%s$\n' "$re"
