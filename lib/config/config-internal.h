@@ -30,5 +30,7 @@ int ag_config_parse_item(const Field *f, AgItem *ret);
 /* Calls error (if set) and counts the error in *n_errors (saturating). */
 void ag_config_report(ag_error_fn error, void *userdata, const char *file, unsigned line,
                       const char *message, int *n_errors);
-/* Grows *array of n elements of size by one; -ENOMEM leaves it as it was. */
+/* Grows *array of n elements of size by one; -ENOMEM leaves it as it was.
+ * Only for arrays that grow here alone, from NULL and 0, one at a time: the
+ * capacity is the next power of two (see config-parse.c). */
 int ag_config_grow(void **array, size_t n, size_t size);

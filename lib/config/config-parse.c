@@ -183,11 +183,19 @@ void ag_config_report(ag_error_fn error, void *userdata, const char *file, unsig
  * built or extended by other code stays valid. (glibc's realloc grows in
  * place or by mremap; a 1 MiB file of rules parses in a few ms either way.) */
 int ag_config_grow(void **array, size_t n, size_t size) {
+        size_t cap;
         void *p;
 
-        if (n >= SIZE_MAX / size - 1)
+        /* n elements, grown only here, one at a time, from none: the
+         * capacity is the next power of two, so the array is reallocated
+         * only when n is 0 or a power of two (linear, not quadratic, in the
+         * number of rules) */
+        if (n > 0 && (n & (n - 1)) != 0)
+                return 0;
+        cap = n == 0 ? 1 : n * 2;
+        if (cap >= SIZE_MAX / size)
                 return -ENOMEM;
-        p = realloc(*array, (n + 1) * size);
+        p = realloc(*array, cap * size);
         if (!p)
                 return -ENOMEM;
         *array = p;
