@@ -46,7 +46,7 @@ int verb_enter(const Args *a) {
         AgEnterResult result;
         _cleanup_free_ char *leaf = NULL;
         const char *what = NULL;
-        bool verbose = a->verbose;
+        bool verbose = a->verbose, scope = false;
         pid_t pid = a->pid;
         int r;
 
@@ -70,6 +70,7 @@ int verb_enter(const Args *a) {
                                              verbose ? enter_deadline_verbose : enter_deadline_silent);
                 r = ag_enter_systemd(h, pid, getuid(), &result, &leaf, &what, why, sizeof why);
                 alarm(0);
+                scope = true;
                 if (r >= 0 && result == AG_ENTER_SCOPE_FAILED && verbose)
                         printf("%jd: %s: %s\n", (intmax_t) pid, ag_enter_result_to_string(result), why);
         }
@@ -80,7 +81,12 @@ int verb_enter(const Args *a) {
                 return EXIT_FAILURE;
         }
         if (verbose && result != AG_ENTER_SCOPE_FAILED) {
-                if (leaf)
+                /* the systemd mode's group is a scope of the user's manager, not a leaf */
+                if (leaf && scope && result == AG_ENTER_MOVED)
+                        printf("%jd: moved into its terminal scope: %s\n", (intmax_t) pid, leaf);
+                else if (leaf && scope && result == AG_ENTER_ALREADY)
+                        printf("%jd: already in its terminal scope, nothing to do: %s\n", (intmax_t) pid, leaf);
+                else if (leaf)
                         printf("%jd: %s: %s\n", (intmax_t) pid, ag_enter_result_to_string(result), leaf);
                 else
                         printf("%jd: %s\n", (intmax_t) pid, ag_enter_result_to_string(result));

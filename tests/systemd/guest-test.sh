@@ -255,12 +255,12 @@ U1="$CG2/user.slice/user-$ID.slice/user@$ID.service/app.slice/autogroup-sid-$S1.
 U2="$CG2/user.slice/user-$ID.slice/user@$ID.service/app.slice/autogroup-sid-$S2.scope"
 check_eq "D's login exported AUTOGROUP_MODE=systemd" "xdg=$XD agm=systemd" "$(sed -n 1p "$T/d.out")"
 check_eq "tab 1 leads its own session" "pid=$S1 sid=$S1" "$(grep '^pid=' "$TT/tab1.out")"
-check_eq "tab 1 enter: exit 0, says where" "$S1: moved into its leaf: autogroup-sid-$S1.scope" "$(sed -n 2p "$TT/tab1.out")"
+check_eq "tab 1 enter: exit 0, says where" "$S1: moved into its terminal scope: autogroup-sid-$S1.scope" "$(sed -n 2p "$TT/tab1.out")"
 check_eq "tab 1 in autogroup-sid-$S1.scope of user@$ID.service" "${U1#$CG2}" "$(tv cg 1)"
 check_eq "tab 2 in autogroup-sid-$S2.scope of user@$ID.service" "${U2#$CG2}" "$(tv cg 2)"
 check "two distinct scopes" test "$S1" != "$S2" -a -d "$U1" -a -d "$U2"
 check_eq "enter again (tab 1): already there, nothing changed" \
-        "[$S1: already in its leaf, nothing to do: autogroup-sid-$S1.scope] rc=0" "$(tv again 1)"
+        "[$S1: already in its terminal scope, nothing to do: autogroup-sid-$S1.scope] rc=0" "$(tv again 1)"
 check_eq "tab 1 still in the same scope" "$(tv cg 1)" "$(tv cg2 1)"
 check_eq "cpu.weight of tab 1's scope" 100 "$(cat "$U1/cpu.weight" 2>/dev/null)"
 check_eq "cpu.weight of tab 2's scope" 100 "$(cat "$U2/cpu.weight" 2>/dev/null)"
@@ -356,7 +356,7 @@ echo "#   F: exit $?"; sed 's/^/#   F: /' "$TT/f.enter"
 IF=$(id -u "$UF"); FL=$(cat "$TT/f.login" 2>/dev/null); FT=$(cat "$TT/f.tab" 2>/dev/null)
 XF=$(cat "$TT/f.xdg")
 check_eq "F's login shell: left in its session scope" "the login's own shell, left in its session scope" "$(sed -n 1p "$TT/f.enter" | cut -d' ' -f2-)"
-check "F's nested terminal: moved" sh -c "sed -n 2p '$TT/f.enter' | grep -q '^[0-9]*: moved into its leaf: autogroup-sid-[0-9]*.scope\$'"
+check "F's nested terminal: moved" sh -c "sed -n 2p '$TT/f.enter' | grep -q '^[0-9]*: moved into its terminal scope: autogroup-sid-[0-9]*.scope\$'"
 check_eq "the login shell's job stayed in session-$XF.scope" "/user.slice/user-$IF.slice/session-$XF.scope" "$(cut -d: -f3 "/proc/$FL/cgroup" 2>/dev/null)"
 check "the nested terminal's job is in its terminal scope" sh -c "cut -d: -f3 /proc/$FT/cgroup | grep -q '^/user.slice/user-$IF.slice/user@$IF.service/app.slice/autogroup-sid-[0-9]*.scope\$'"
 sleep 15
