@@ -87,8 +87,8 @@ int ag_login_close(AgLogin *l, const AgLoginCloseParams *p, AgLoginEnd *ret_end)
 }
 
 int ag_login_caller_left(const AgLogin *l, char **ret_where) {
+        _cleanup_free_ char *root = NULL;
         char *cur = NULL;
-        size_t root_len;
         int r;
 
         if (l->mode != AG_MODE_CGROUPFS || l->state != AG_LOGIN_GROUPED || !l->hierarchy || !l->session ||
@@ -99,10 +99,11 @@ int ag_login_caller_left(const AgLogin *l, char **ret_where) {
                 return r;
         /* anywhere below root=: still ours (a later login of the user moves
          * what is left in a place the user no longer lives in) */
-        root_len = l->session->root ? strlen(l->session->root) : 0;
-        if (ag_cg_path_is_below(cur, l->session->path) ||
-            (root_len && cur[0] == '/' && strncmp(cur + 1, l->session->root, root_len) == 0 &&
-             (cur[1 + root_len] == '/' || cur[1 + root_len] == 0))) {
+        if (l->session->root && l->session->root[0] && asprintf(&root, "/%s", l->session->root) < 0) {
+                free(cur);
+                return -ENOMEM;
+        }
+        if (ag_cg_path_is_below(cur, l->session->path) || (root && ag_cg_path_is_below(cur, root))) {
                 free(cur);
                 return 0;
         }
