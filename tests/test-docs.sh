@@ -29,7 +29,8 @@
 #   authselect-sed   the sed expression puts the line right after
 #                    pam_systemd.so in a system-auth of authselect's layout
 #   cite FILE grep:S ...  not run here: FILE (a test or a lane's script
-#                    named in Makefile.am, or a CI script) runs the same
+#                    named in the build (Makefile.am and the */local.am it
+#                    includes), or a CI script) runs the same
 #                    command and contains each S
 #   none REASON      not a command (a diagram, measured figures)
 # and every relative link of README.md and doc/ leads to a file and heading;
@@ -222,8 +223,13 @@ do_rpm_deps() {
         check "$where: the tarball is $tarball" grep -q "rpmbuild -tb $tarball" "$body"
 }
 
-# make_var VAR: a variable of the build tree's Makefile, expanded
-make_var() { printf 'print-var:\n\t@echo $(%s)\n' "$1" | make -s --no-print-directory -C "$abs_top_builddir" -f Makefile -f - print-var; }
+# make_var VAR: a variable of the build tree's Makefile, expanded (a make of
+# its own: not the -w and jobserver of a make -j check that runs this test)
+make_var() { printf 'print-var:\n\t@echo $(%s)\n' "$1" | env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$abs_top_builddir" -f Makefile -f - print-var; }
+
+# in_am GREP-OPTION PATTERN: the build's automake files (Makefile.am and the
+# */local.am it includes) have PATTERN
+in_am() { grep -q "$1" -- "$2" "$SRC/Makefile.am" "$SRC"/*/local.am; }
 
 do_configure_install() {
         local where="$1" doc="$2" o help prefix
@@ -248,7 +254,7 @@ do_hook_line() {
         p=$(sed -n 's/^\[ -r \([^ ]*\) \] && \. \1$/\1/p' "$body")
         check_eq "$where: the line sources the packages' snippet" /usr/share/pam_autogroup/autogroup.bashrc "$p"
         check "$where: make install puts it in \$(pkgdatadir), /usr/share/pam_autogroup with the packages' prefix" \
-                grep -qx 'hookdir = $(pkgdatadir)' "$SRC/Makefile.am"
+                in_am -x 'hookdir = $(pkgdatadir)'
         check "$where: the RPM installs it there" grep -q '^%{_datadir}/%{name}/autogroup.bashrc' "$SRC/rpm/pam_autogroup.spec"
         sed "s|@bindir@|$abs_top_builddir/helper|g; s|@pkgdatadir@|$T|g" "$SRC/conf/autogroup.bashrc.in" >"$built"
         out=$(bash --norc --noprofile -i -c "$(sed "s|$p|$built|g" "$body"); echo done=\${__autogroup_hook_done:-no}" 2>/dev/null </dev/null)
@@ -278,7 +284,7 @@ do_cite() {
         file=${args%% *}
         check "$where: $file exists" test -f "$SRC/$file"
         case "$file" in tests/*)
-                check "$where: $file is in Makefile.am (a test, or a script of a lane)" grep -qF "$file" "$SRC/Makefile.am";;
+                check "$where: $file is in the build's *.am (a test, or a script of a lane)" in_am -F "$file";;
         esac
         while IFS= read -r s; do
                 [ -n "$s" ] || continue
