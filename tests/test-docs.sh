@@ -40,9 +40,8 @@
 . "${abs_top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 require_root
 SRC="$abs_top_srcdir"
-HELPER="$abs_top_builddir/helper/autogroup"
-[ -x "$HELPER" ] || { echo "1..0 # SKIP $HELPER not built"; exit 77; }
-command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 77; }
+require_helper
+command -v python3 >/dev/null || skip_all "no python3"
 ROOT="agdoc-$$"
 AG_CGROOTS="$CPU/$ROOT"
 USR="${TAG}d"

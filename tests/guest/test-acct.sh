@@ -10,20 +10,14 @@
 require_root
 require_guest_v2
 
-ROOT="agacct-$$"
-CG="$CG2/$ROOT"
-AG_CGROOTS="$CG"
+test_root agacct "$CG2"
 start_syslog || true
-add_user "${TAG}a"
-UA="${TAG}a"; IA=$(id -u "$UA")
-CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacct"
-HELPER="$abs_top_builddir/helper/autogroup"
+new_user a
+write_conf "* weight 100"
+pam_other
+pam_service agacct "root=$ROOT conf=$CONF delegate=yes"
 PFX='pam_autogroup\(agacct:session\): '
-drv() { "$AGDRV" --pam "$T" agacct "$@"; }
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+SVC=agacct                      # drv (lib.sh)
 # field NAME LINE: the number NAME=... in a close line, -1 when missing or "?"
 field() { local v; v=$(printf '%s\n' "$2" | sed -n "s/.* $1=\([0-9?]*\).*/\1/p"); case $v in ''|*[!0-9]*) echo -1;; *) echo "$v";; esac; }
 closeline() { grep -E -- "${PFX}session $(printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g') $2: " "$SYSLOG" | tail -n1; }

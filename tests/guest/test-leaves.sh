@@ -10,20 +10,13 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 require_guest_v2
-HELPER="$abs_top_builddir/helper/autogroup"
 
-ROOT="agleaf-$$"
-CG="$CG2/$ROOT"
-AG_CGROOTS="$CG"
+test_root agleaf "$CG2"
 start_syslog || true
-add_user "${TAG}a"
-add_user "${TAG}b"
-UA="${TAG}a"; UB="${TAG}b"; IA=$(id -u "$UA")
-CONF="$T/autogroup.conf"
-printf '%s\n' "* weight 100" "$UB interactive 2" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agdef"
-val() { sed -n "s/^$1=//p" "$2" | head -n1; }
+new_user a; new_user b
+write_conf "* weight 100" "$UB interactive 2"
+pam_other
+pam_service agdef "root=$ROOT conf=$CONF"
 cgof() { sed -n 's/^0:://p' "/proc/$1/cgroup" 2>/dev/null; }
 cp "$abs_top_srcdir/tests/leaves-attack.sh" "$U/attack.sh"; chmod 755 "$U/attack.sh"
 

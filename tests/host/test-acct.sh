@@ -23,36 +23,29 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+require_v1_cpu
 ACCT=/sys/fs/cgroup/cpuacct
 if [ ! -f "$ACCT/cpuacct.usage" ] || [ -f "$ACCT/cpu.shares" ] || [ -f "$CPU/cpuacct.usage" ]; then
         echo "1..0 # SKIP no cpuacct hierarchy of its own at $ACCT"; exit 77
 fi
-command -v perl >/dev/null || { echo "1..0 # SKIP needs perl (the CPU burner)"; exit 77; }
+command -v perl >/dev/null || skip_all "needs perl (the CPU burner)"
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
+test_root agtest
 AC="$ACCT/$ROOT"
 OA="$ACCT/agorig-$$"            # a cpuacct group of the login's own, outside <root> (section 8b)
 OC="$CPU/agorig-$$"             # and its cpu group
 AG_CGROOTS="$CG $AC $OA $OC"
 hl_syslog_start || { not_ok "syslog capture started"; finish; }
 
-add_user "${TAG}a"
-add_user "${TAG}b"
-add_user "${TAG}c"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"
-IA=$(id -u "$UA"); IC=$(id -u "$UC")
+new_user a; new_user b; new_user c
 CONF="$T/autogroup.conf"
 printf '* weight 100\n%s sessions no\n' "$UC" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacct"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s noaudit\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacctna"
-HELPER="$abs_top_builddir/helper/autogroup"
+pam_other
+pam_service agacct "root=$ROOT conf=$CONF"
+pam_service agacctna "root=$ROOT conf=$CONF noaudit"
 PFX='pam_autogroup\(agacct:session\): '
-# drv USER ACTIONS...: a login through libpam in a namespace whose syslog is ours
-drv() { nsrun 'exec timeout -k 5 120 "$@"' "$AGDRV" --pam "$T" agacct "$@"; }
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+# drv USER ACTIONS... (lib.sh): a login through libpam in a namespace whose syslog is ours
+SVC=agacct; BOUND=120; DRV_WRAP=(nsrun 'exec "$@"')
 # field NAME LINE: the value of NAME=... in a close line
 field() { printf '%s\n' "$2" | sed -n "s/.* $1=\([0-9?]*\).*/\1/p"; }
 # closeline PATH STATE: the captured close line of that session

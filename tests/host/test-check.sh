@@ -18,10 +18,9 @@
 #      cgroup2 mount poses as cgroup v2).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-HELPER="$abs_top_builddir/helper/autogroup"
-[ -x "$HELPER" ] || { echo "1..0 # SKIP helper not built ($HELPER)"; exit 77; }
+require_helper
 
-add_user "${TAG}u"
+new_user u
 USR="${TAG}u"
 add_group "${TAG}g"
 GRP="${TAG}g"

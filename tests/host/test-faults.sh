@@ -11,26 +11,20 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+require_v1_cpu
 LOOPDRV="$abs_top_builddir/tests/host/loopdrv"
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
+test_root agtest
 UCG="$UNIFIED/$ROOT"
 AG_CGROOTS="$CG $UCG"
 hl_syslog_start || { not_ok "syslog capture started"; finish; }
 MOUNTS_BEFORE=$(grep ' - cgroup' /proc/self/mountinfo)
 
-add_user "${TAG}a"
-add_user "${TAG}d"
-UA="${TAG}a"; UD="${TAG}d"
-IA=$(id -u "$UA"); ID=$(id -u "$UD")
-CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agf"
-printf 'session required pam_permit.so\nsession required %s root=%s conf=%s strict\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agfs"
-val() { sed -n "s/^$1=//p" "$2" | head -n1; }
+new_user a; new_user d
+write_conf "* weight 100"
+pam_other
+pam_service agf "root=$ROOT conf=$CONF debug"
+CONTROL=required pam_service agfs "root=$ROOT conf=$CONF strict"
 PFX="pam_autogroup\\(agf:session\\): "
 SPFX="pam_autogroup\\(agfs:session\\): "
 
@@ -202,7 +196,7 @@ check "deleted user: close succeeds" grep -q '^close=PAM_SUCCESS' "$T/del.out"
 check "deleted user: session removed (the uid was kept with the session)" test ! -e "$CPU$SD"
 check "deleted user: user group removed" test ! -e "$CG/user-$ID"
 # deleted while a process of theirs lingers in the session: only gc can clear it
-add_user "${TAG}e"; UE="${TAG}e"; IE=$(id -u "$UE")
+new_user e
 nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UE" open cgroup \
         spawn-user "sleep 300 & echo \$! > $U/del2.pid; wait" close >"$T/del2.out" 2>&1
 echo $? >"$T/del2.rc"
@@ -253,7 +247,7 @@ else
         ACCTR=/sys/fs/cgroup/cpuacct/$ROOT
         AG_CGROOTS="$AG_CGROOTS $ACCTR"
         printf '* weight 100\n%s pool agpool%s\n' "$UA" "$$" >"$T/agpool.conf"; chmod 644 "$T/agpool.conf"
-        printf 'session required pam_permit.so\nsession required %s root=%s conf=%s strict\n' "$AG_MODULE" "$ROOT" "$T/agpool.conf" >"$T/agfsp"
+        CONTROL=required pam_service agfsp "root=$ROOT conf=$T/agpool.conf strict"
         for svc in agfs agfsp; do
                 nsrun 'exec chrt -f 10 timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" "$svc" "$UA" open cgroup >"$T/ref-$svc.out" 2>&1
                 echo $? >"$T/ref-$svc.rc"

@@ -7,24 +7,16 @@
 # tests/guest/test-leaves.sh.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
-HELPER="$abs_top_builddir/helper/autogroup"
+require_v1_cpu
 ATTACK="$abs_top_srcdir/tests/leaves-attack.sh"
 
-ROOT="agleaf-$$"
-CG="$CPU/$ROOT"
+test_root agleaf
 AG_CGROOTS="$CG $UNIFIED/$ROOT"
 start_syslog || true
-add_user "${TAG}a"
-add_user "${TAG}b"
-UA="${TAG}a"; UB="${TAG}b"; IA=$(id -u "$UA"); IB=$(id -u "$UB")
-CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-svc() { printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$2" >"$T/$1"; }
-svc agdef "root=$ROOT conf=$CONF"
-val() { sed -n "s/^$1=//p" "$2" | head -n1; }
-cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
+new_user a; new_user b
+write_conf "* weight 100"
+pam_other
+pam_service agdef "root=$ROOT conf=$CONF"
 # nleaves FILE: the session's groups in a listing of it
 nleaves() { grep -E '^(leaf-|login|class-)' "$1" | tr '\n' ' ' | sed 's/ $//'; }
 cp "$ATTACK" "$U/attack.sh"; chmod 755 "$U/attack.sh"

@@ -17,32 +17,31 @@
 #     is; a user of weight 1 (10 shares on v1) shows 1.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+require_v1_cpu
 NE=$(command -v prometheus-node-exporter || command -v node_exporter) ||
-        { echo "1..0 # SKIP prometheus-node-exporter is not installed (bash .ci/apt-install prometheus-node-exporter)"; exit 77; }
+        skip_all "prometheus-node-exporter is not installed (bash .ci/apt-install prometheus-node-exporter)"
 for c in curl perl python3 unshare; do
-        command -v "$c" >/dev/null || { echo "1..0 # SKIP needs $c"; exit 77; }
+        command -v "$c" >/dev/null || skip_all "needs $c"
 done
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
+test_root agtest
 POOL="m$$"
-HELPER="$abs_top_builddir/helper/autogroup"
 TF="$T/textfile"; mkdir "$TF"
 PROM="$TF/autogroup.prom"
 
-add_user "${TAG}a"; add_user "${TAG}b"; add_user "${TAG}c"; add_user "${TAG}m"
-add_user "${TAG}l"; add_user "${TAG}i"; add_user "${TAG}w"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UM="${TAG}m"; UL="${TAG}l"; UI="${TAG}i"; UW="${TAG}w"
-IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC"); IM=$(id -u "$UM")
-IL=$(id -u "$UL"); II=$(id -u "$UI"); IW=$(id -u "$UW")
+new_user a
+new_user b
+new_user c
+new_user m
+new_user l
+new_user i
+new_user w
 CONF="$T/autogroup.conf"
 printf '* weight 100\n%s weight 300\n%s max 20%%\n%s pool %s\n%s idle yes\n%s weight 1\n' \
         "$UA" "$UB" "$UC" "$POOL" "$UI" "$UW" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agm"
-drv() { timeout -k 5 120 "$AGDRV" --pam "$T" agm "$@"; }
+pam_other
+pam_service agm "root=$ROOT conf=$CONF"
+SVC=agm; BOUND=120               # drv (lib.sh)
 # hold USER NAME: a session of USER that stays open (its process sleeps) until $T/NAME.go
 hold() {
         drv "$1" open env spawn-user "echo \$\$ > $U/$2.pid; exec sleep 300" wait-file "$T/$2.go" close \

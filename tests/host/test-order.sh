@@ -35,20 +35,16 @@ done
 mount -t tmpfs -o mode=755 tmpfs /run/autogroup || skip_all "cannot mount a private tmpfs on /run/autogroup"
 start_syslog || true
 
-ROOT="agorder-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
-add_user "${TAG}a"
-UA="${TAG}a"; IA=$(id -u "$UA")
-CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
+test_root agorder
+new_user a
+write_conf "* weight 100"
 # the mover: what pam_systemd's scope start does to its caller on cgroup v1
 cat >"$T/mover" <<EOS
 #!/bin/sh
 echo "\$PPID" >$CPU/cgroup.procs
 EOS
 chmod 755 "$T/mover"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+pam_other
 MOVER="session optional $PAM_EXEC type=open_session $T/mover"
 AGL="session optional $AG_MODULE root=$ROOT conf=$CONF"
 printf '%s\n%s\n' "$AGL" "$MOVER" >"$T/agbefore"
