@@ -114,13 +114,17 @@ test_root() {
         CG="${2:-$CPU}/$ROOT"
         AG_CGROOTS="$AG_CGROOTS $CG"
 }
-# write_conf LINE...: the policy file CONF ($T/autogroup.conf), one rule an
-# argument, mode 644 (the module refuses a group- or world-writable one)
-write_conf() {
-        CONF="$T/autogroup.conf"
-        printf '%s\n' "$@" >"$CONF"
-        chmod 644 "$CONF"
+# test_outside: OUT, an unrelated group of the cpu hierarchy outside <root>
+# (what must survive everything, or where a caller comes from), removed at exit
+test_outside() {
+        OUT="$CPU/agout-$$"
+        AG_CGROOTS="$AG_CGROOTS $OUT"
 }
+# conf_file FILE LINE...: a policy file, one rule an argument, mode 644 (the
+# module refuses a group- or world-writable one)
+conf_file() { local f="$1"; shift; printf '%s\n' "$@" >"$f"; chmod 644 "$f"; }
+# write_conf LINE...: the policy file CONF, $T/autogroup.conf
+write_conf() { CONF="$T/autogroup.conf"; conf_file "$CONF" "$@"; }
 # pid_start PID: the process's start time (field 22 of /proc/PID/stat), empty once it is gone
 pid_start() { local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0; set -- ${s##*) }; echo "${20}"; }
 # track_pid PID...: processes this test started, killed at exit. Each is kept
@@ -183,6 +187,18 @@ bg() {
         eval "PID_$n=$!"
         wait_for "$T/$n.out" '^cgroup='
 }
+# hold NAME USER [ACTIONS...]: a session (drv) of USER whose process sleeps
+# until the session closes, once $T/NAME.go exists; output in $T/NAME.out,
+# agdrv's pid in PID_NAME. Returns once that process runs; HOLD_PID is its pid
+hold() {
+        local n="$1" u="$2"; shift 2
+        drv "$u" open env "$@" spawn-user "echo \$\$ >$U/$n.pid; exec sleep 300" wait-file "$T/$n.go" close >"$T/$n.out" 2>&1 &
+        track_pid $!
+        eval "PID_$n=$!"
+        wait_for "$T/$n.out" '^AUTOGROUP_SESSION=' && wait_for "$U/$n.pid" '^[0-9]+$'
+        HOLD_PID=$(cat "$U/$n.pid" 2>/dev/null)
+        track_pid "$HOLD_PID"
+}
 # closed NAME: release bg's session NAME and wait for its close
 closed() { touch "$T/$1.go"; eval "wait \$PID_$1"; }
 # val KEY NAME|FILE: the first KEY=value of bg's $T/NAME.out (or of FILE, a path)
@@ -208,6 +224,62 @@ pamd_sums() { find /etc/pam.d "$@" -type f -print0 | sort -z | xargs -0 sha256su
 daemon_pid() { AG_DAEMONS="$AG_DAEMONS $1:$(pid_start "$1")"; }
 # stop_daemon PID: stop it now (SIGTERM, then wait for it)
 stop_daemon() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+# private_cron USER COMMAND: a crontab that runs COMMAND as USER every
+# minute, an empty cron.d and cron spool, bind-mounted over the host's (in an
+# AG_PRIVATE_MOUNTS script); non-zero when a mount failed
+private_cron() {
+        local rc=0
+        mkdir -m 755 "$T/cron.d"
+        mkdir -m 1730 "$T/spool"
+        printf 'SHELL=/bin/sh\nPATH=/usr/bin:/bin\n* * * * * %s %s\n' "$1" "$2" >"$T/crontab"
+        chmod 644 "$T/crontab"
+        mount --bind "$T/crontab" /etc/crontab || rc=1
+        mount --bind "$T/cron.d" /etc/cron.d || rc=1
+        [ ! -d /var/spool/cron/crontabs ] || mount --bind "$T/spool" /var/spool/cron/crontabs || rc=1
+        return "$rc"
+}
+# private_run: copies of the login records (wtmp, btmp, lastlog) bind-mounted
+# over the host's, and an empty /run (tmpfs, with /run/lock) for the clients'
+# own files (in an AG_PRIVATE_MOUNTS script); non-zero when a mount failed
+private_run() {
+        local f rc=0
+        for f in /var/log/wtmp /var/log/btmp /var/log/lastlog; do
+                [ -f "$f" ] || continue
+                cp -p "$f" "$T/$(basename "$f")" && mount --bind "$T/$(basename "$f")" "$f" || rc=1
+        done
+        mount -t tmpfs -o mode=755 tmpfs /run || rc=1
+        mkdir -p -m 1777 /run/lock
+        return "$rc"
+}
+
+# attack DESCRIPTION COMMAND: queue an attack; run_attacks USER runs the queue
+# in one shell as USER (one exec instead of one each: execs are slow under
+# emulation) and expects every command to fail: one check each
+attack() { printf '%s\t%s\n' "$1" "$2" >>"$T/attacks"; }
+run_attacks() {
+        as_user "$1" "while IFS='	' read -r d c; do if (eval \"\$c\") >/dev/null 2>&1; then echo \"BAD	\$d\"; else echo \"OK	\$d\"; fi; done <$T/attacks" >"$T/attacks.out" 2>&1
+        while IFS='	' read -r d _; do
+                if grep -qxF "OK	$d" "$T/attacks.out"; then ok "$d"; else not_ok "$d"; fi
+        done <"$T/attacks"
+        : >"$T/attacks"
+}
+
+# nomkdir_preload: sets PRELOAD for LD_PRELOAD of agdrv: tests/host/nomkdir.so
+# (a mkdir the kernel refuses, AG_TEST_NOMKDIR=NAME:FILE), after ASan's
+# runtime when agdrv has it; fails when nomkdir.so is not built
+nomkdir_preload() {
+        local asan
+        PRELOAD="$abs_top_builddir/tests/host/.libs/nomkdir.so"
+        [ -f "$PRELOAD" ] || return 1
+        asan=$(ldd "$AGDRV" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+        [ -z "$asan" ] || PRELOAD="$asan:$PRELOAD"
+}
+
+# between LOW HIGH VALUE: VALUE is a number from LOW to HIGH
+between() { [ -n "$3" ] && [ "$3" != "?" ] && [ "$3" -ge "$1" ] && [ "$3" -le "$2" ]; }
+# scpu FILE PATH: the cpu_usec of group PATH in FILE, "autogroup status --json"
+scpu() { P="$2" perl -ne 'print "$1\n" if /"path":"\Q$ENV{P}\E","kind":"[a-z]+"[^{}]*?"cpu_usec":(\d+|null)/' "$1"; }
 
 # as_user USER COMMAND: run a shell command as the unprivileged user
 as_user() { local u="$1"; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups -- sh -c "$*"; }

@@ -21,9 +21,7 @@ SVC=agacct                      # drv (lib.sh)
 # field NAME LINE: the number NAME=... in a close line, -1 when missing or "?"
 field() { local v; v=$(printf '%s\n' "$2" | sed -n "s/.* $1=\([0-9?]*\).*/\1/p"); case $v in ''|*[!0-9]*) echo -1;; *) echo "$v";; esac; }
 closeline() { grep -E -- "${PFX}session $(printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g') $2: " "$SYSLOG" | tail -n1; }
-between() { [ -n "$3" ] && [ "$3" != "?" ] && [ "$3" -ge "$1" ] && [ "$3" -le "$2" ]; }
 BURN1='perl -e "while ((times)[0] < 1.0) { for (1 .. 100000) {} }"'
-scpu() { P="$2" perl -ne 'print "$1\n" if /"path":"\Q$ENV{P}\E","kind":"[a-z]+"[^{}]*?"cpu_usec":(\d+|null)/' "$1"; }
 
 echo "# 1. a session that burns about 1 s of CPU reports it at close (uptime $(cut -d' ' -f1 /proc/uptime) s)"
 # Under emulation starting the processes of a session costs seconds of CPU

@@ -21,11 +21,8 @@ cgof() { sed -n 's/^0:://p' "/proc/$1/cgroup" 2>/dev/null; }
 cp "$abs_top_srcdir/tests/leaves-attack.sh" "$U/attack.sh"; chmod 755 "$U/attack.sh"
 
 echo "# 1. layout and attacks as the user (cgroup v2 with cpu)"
-"$AGDRV" --pam "$T" agdef "$UB" open env spawn-user "echo \$\$ >$U/b.pid; exec sleep 300" \
-        wait-file "$T/b.go" close >"$T/b.out" 2>&1 &
-track_pid $!
-wait_for "$U/b.pid" '^[0-9]+$'; PB=$(cat "$U/b.pid"); track_pid "$PB"
-SB=$(val AUTOGROUP_SESSION "$T/b.out")
+SVC=agdef hold b "$UB"; PB=$HOLD_PID
+SB=$(val AUTOGROUP_SESSION b)
 timeout -k 5 120 "$AGDRV" --pam "$T" agdef "$UA" open env cgroup run-user "$U/attack.sh $U/a.att $PB" \
         cgroup close >"$T/a.out" 2>&1
 sed 's/^/#   /' "$U/a.att"

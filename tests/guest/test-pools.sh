@@ -17,17 +17,9 @@ PA="$CG/pool-alpha"; PB="$CG/pool-beta"
 
 add_group "${TAG}g"
 new_user a "${TAG}g"; new_user b "${TAG}g"; new_user c
-conf() { # conf FILE POOL-OF-A
-        cat >"$1" <<CONF
-@${TAG}g        pool     alpha
-$UC             pool     beta
-$UA             pool     $2
-$UB             weight   200
-pool:alpha      weight   300
-pool:beta       weight   100
-pool:beta       max      150%
-CONF
-        chmod 644 "$1"
+conf() { # conf FILE POOL-OF-A: alpha = @g (users a, b), beta = c
+        conf_file "$1" "@${TAG}g pool alpha" "$UC pool beta" "$UA pool $2" "$UB weight 200" \
+                "pool:alpha weight 300" "pool:beta weight 100" "pool:beta max 150%"
 }
 conf "$T/c1.conf" alpha
 conf "$T/c2.conf" beta
@@ -88,15 +80,6 @@ check_eq "session below a pool owned by the user" "$UA" "$(owner "$CG2$SA")"
 check_eq "session cpu.weight stays root's" root "$(owner "$CG2$SA/cpu.weight")"
 
 section "4. attacks as the user (one shell: execs are slow under emulation)"
-ATTACKS="$T/attacks"; : >"$ATTACKS"
-attack() { printf '%s\t%s\n' "$1" "$2" >>"$ATTACKS"; }
-run_attacks() {
-        as_user "$1" "while IFS='	' read -r d c; do if (eval \"\$c\") >/dev/null 2>&1; then echo \"BAD	\$d\"; else echo \"OK	\$d\"; fi; done <$ATTACKS" >"$T/attacks.out" 2>&1
-        while IFS='	' read -r d _; do
-                if grep -qxF "OK	$d" "$T/attacks.out"; then ok "$d"; else not_ok "$d"; fi
-        done <"$ATTACKS"
-        : >"$ATTACKS"
-}
 attack "user cannot write the pool's cpu.weight" "echo 10000 > $PA/cpu.weight"
 attack "user cannot lift the other pool's cap" "echo max > $PB/cpu.max"
 attack "user cannot write the pool's cgroup.subtree_control" "echo -cpu > $PA/cgroup.subtree_control"

@@ -94,18 +94,6 @@ check "a session process moves itself login/ -> leaf -> login/" test -f "$U/self
 check "that session (with its leaf) is gone after close" test ! -e "$CG2$(val AUTOGROUP_SESSION self)"
 
 section "5. security rules 1 and 2 on v2, attacked as the user"
-# attack DESCRIPTION COMMAND: queue an attack; run_attacks USER runs the queue
-# in one shell as USER (one exec instead of one each: execs are slow under
-# emulation) and expects every command to fail.
-ATTACKS="$T/attacks"; : >"$ATTACKS"
-attack() { printf '%s\t%s\n' "$1" "$2" >>"$ATTACKS"; }
-run_attacks() {
-        as_user "$1" "while IFS='	' read -r d c; do if (eval \"\$c\") >/dev/null 2>&1; then echo \"BAD	\$d\"; else echo \"OK	\$d\"; fi; done <$ATTACKS" >"$T/attacks.out" 2>&1
-        while IFS='	' read -r d _; do
-                if grep -qxF "OK	$d" "$T/attacks.out"; then ok "$d"; else not_ok "$d"; fi
-        done <"$ATTACKS"
-        : >"$ATTACKS"
-}
 attack "user cannot write own session cpu.weight" "echo 10000 > $CG2$S1/cpu.weight"
 attack "user cannot write own session cpu.max" "echo max > $CG2$S1/cpu.max"
 attack "user cannot write own user group cpu.weight" "echo 10000 > $CG/user-$IA/cpu.weight"

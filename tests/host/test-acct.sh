@@ -50,8 +50,6 @@ SVC=agacct; BOUND=120; DRV_WRAP=(nsrun 'exec "$@"')
 field() { printf '%s\n' "$2" | sed -n "s/.* $1=\([0-9?]*\).*/\1/p"; }
 # closeline PATH STATE: the captured close line of that session
 closeline() { grep -E -- "${PFX}session $(re_escape "$1") $2: " "$SYSLOG" | tail -n1; }
-# between LOW HIGH VALUE
-between() { [ -n "$3" ] && [ "$3" != "?" ] && [ "$3" -ge "$1" ] && [ "$3" -le "$2" ]; }
 # about 1 s of user CPU, then exits (times() only every 100,000 rounds: it is a system call)
 BURN1='perl -e "while ((times)[0] < 1.0) { for (1 .. 100000) {} }"'
 SPIN='perl -e "1 while 1"'
@@ -95,7 +93,7 @@ else
 fi
 
 echo "# 4. the cpuacct mirror of a live session"
-nsrun 'exec "$@"' "$AGDRV" --pam "$T" agacct "$UA" open env cgroup \
+BOUND= drv "$UA" open env cgroup \
         spawn-user "echo \$\$ > $U/a.pid; exec sleep 300" wait-file "$T/a.go" close >"$T/a.out" 2>&1 &
 track_pid $!; PID_a=$!
 wait_for "$T/a.out" '^cgroup=' && wait_for "$U/a.pid" '^[0-9]+$'
@@ -107,7 +105,7 @@ check_eq "mirror's user group owned by root" root "$(stat -c %U "$AC/user-$IA")"
 check_eq "mirror has no leaf (session level only)" "" "$(find "$ACCT$SA" -mindepth 1 -type d)"
 check "the login's process is in the mirror" grep -qx "[0-9]*:cpuacct:$SA" "/proc/$PA/cgroup"
 check "and in login/ of the cpu hierarchy" grep -qx "[0-9]*:cpu:$SA/login" "/proc/$PA/cgroup"
-nsrun 'exec "$@"' "$AGDRV" --pam "$T" agacct "$UB" open env \
+BOUND= drv "$UB" open env \
         spawn-user "echo \$\$ > $U/b.pid; exec sleep 300" wait-file "$T/b.go" close >"$T/b.out" 2>&1 &
 track_pid $!; PID_b=$!
 wait_for "$T/b.out" '^AUTOGROUP_SESSION=' && wait_for "$U/b.pid" '^[0-9]+$'
@@ -125,13 +123,11 @@ check "moved to one of root's leaves in the cpu hierarchy" grep -qx "[0-9]*:cpu:
 check "still in the session's mirror" grep -qx "[0-9]*:cpuacct:$SA" "/proc/$PA/cgroup"
 
 echo "# 5. status: CPU time of sessions and users grows while spinners run"
-nsrun 'exec "$@"' "$AGDRV" --pam "$T" agacct "$UA" open env \
+BOUND= drv "$UA" open env \
         spawn-user "$SPIN & echo \$! > $U/spin.pid; wait" wait-file "$T/s.go" close >"$T/s.out" 2>&1 &
 track_pid $!; PID_s=$!
 wait_for "$T/s.out" '^AUTOGROUP_SESSION=' && wait_for "$U/spin.pid" '^[0-9]+$'
 SS=$(val AUTOGROUP_SESSION s); track_pid "$(cat "$U/spin.pid")"
-# cpu_usec of the node with that path in status --json
-scpu() { P="$2" perl -ne 'print "$1\n" if /"path":"\Q$ENV{P}\E","kind":"[a-z]+"[^{}]*?"cpu_usec":(\d+|null)/' "$1"; }
 sleep 0.5
 "$HELPER" --root "$ROOT" status --json >"$T/st1.json" 2>&1
 sleep 1

@@ -65,28 +65,17 @@ echo "$LINE" >>"$T/pamd/common-session"
 cp -a /etc/profile.d "$T/profiled"
 sed "s|@bindir@|$(dirname "$HELPER")|g" "$abs_top_srcdir/conf/autogroup-hook.sh.in" >"$T/profiled/autogroup-hook.sh"
 chmod 644 "$T/profiled/autogroup-hook.sh"
-mkdir -m 755 "$T/cron.d"
-mkdir -m 1730 "$T/spool"
 cat >"$U/cron.sh" <<EOF
 #!/bin/sh
 echo "\$\$" >$U/cron.pid.tmp && mv $U/cron.pid.tmp $U/cron.pid
 exec sleep 300
 EOF
 chmod 755 "$U/cron.sh"
-printf 'SHELL=/bin/sh\nPATH=/usr/bin:/bin\n* * * * * %s sh %s/cron.sh\n' "$USR" "$U" >"$T/crontab"
-chmod 644 "$T/crontab"
 mounted=yes
 mount --bind "$T/pamd" /etc/pam.d || mounted=no
 mount --bind "$T/profiled" /etc/profile.d || mounted=no
-mount --bind "$T/crontab" /etc/crontab || mounted=no
-mount --bind "$T/cron.d" /etc/cron.d || mounted=no
-[ -d /var/spool/cron/crontabs ] && { mount --bind "$T/spool" /var/spool/cron/crontabs || mounted=no; }
-for f in /var/log/wtmp /var/log/btmp /var/log/lastlog; do
-        [ -f "$f" ] || continue
-        cp -p "$f" "$T/$(basename "$f")" && mount --bind "$T/$(basename "$f")" "$f" || mounted=no
-done
-mount -t tmpfs -o mode=755 tmpfs /run || mounted=no
-mkdir -p -m 1777 /run/lock
+private_cron "$USR" "sh $U/cron.sh" || mounted=no
+private_run || mounted=no
 mkdir -p -m 755 /run/sshd
 [ "$mounted" = yes ] || skip_all "cannot bind-mount the private copies in this namespace"
 check "common-session has the line" grep -qxF "$LINE" /etc/pam.d/common-session

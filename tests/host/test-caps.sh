@@ -21,13 +21,12 @@
 # build shows which checks it fails).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.cfs_quota_us" ] || skip_all "no cgroup v1 cpu hierarchy at $CPU"
+require_v1_cpu cpu.cfs_quota_us
 NSSDIR="$abs_top_builddir/tests/host"
 require_helper
 
 test_root agtest
-OUT="$CPU/agout-$$"             # where section 7's caller comes from (outside <root>)
-AG_CGROOTS="$CG $OUT"
+test_outside                    # OUT: where section 7's caller comes from
 mkdir -p "$OUT"
 N250=$(printf 'd%.0s' $(seq 250))
 # the deep tree of section 7 (and a chain of section 1, should a build let

@@ -114,18 +114,14 @@ done
 touch "$U/su.go" "$U/runuser.go"
 # within: COMMAND with $T/pamd as /etc/pam.d, in a mount namespace of its own
 within() { unshare -m --propagation private sh -c "mount --bind '$T/pamd' /etc/pam.d && $1"; }
-within "su -l $USR -c 'sh $U/probe.sh su'" >"$T/su.out" 2>&1
-SS=$(val AUTOGROUP_SESSION su)
-check_eq "su -l: the shell runs as the user" "$IU" "$(val uid su)"
-check_eq "su -l: session below the user group" "/$ROOT/user-$IU" "$(dirname "$SS")"
-check_eq "su -l: the shell is in the session's login/ leaf" "$SS/login" "$(val cgroup su)"
-check "su -l: the session is gone after su returns" gone "$CPU$SS"
-within "runuser -l $USR -c 'sh $U/probe.sh runuser'" >"$T/runuser.out" 2>&1
-SR=$(val AUTOGROUP_SESSION runuser)
-check_eq "runuser -l: the shell runs as the user" "$IU" "$(val uid runuser)"
-check_eq "runuser -l: session below the user group" "/$ROOT/user-$IU" "$(dirname "$SR")"
-check_eq "runuser -l: the shell is in the session's login/ leaf" "$SR/login" "$(val cgroup runuser)"
-check "runuser -l: the session is gone after runuser returns" gone "$CPU$SR"
+for c in su runuser; do
+        within "$c -l $USR -c 'sh $U/probe.sh $c'" >"$T/$c.out" 2>&1
+        S=$(val AUTOGROUP_SESSION "$c")
+        check_eq "$c -l: the shell runs as the user" "$IU" "$(val uid "$c")"
+        check_eq "$c -l: session below the user group" "/$ROOT/user-$IU" "$(dirname "$S")"
+        check_eq "$c -l: the shell is in the session's login/ leaf" "$S/login" "$(val cgroup "$c")"
+        check "$c -l: the session is gone after $c returns" gone "$CPU$S"
+done
 check "the user group is gone" test ! -e "$CPU/$ROOT/user-$IU"
 log_has "su went through the test service su-l" "pam_autogroup\\(su-l:session\\)"
 log_has "runuser went through the test service runuser-l" "pam_autogroup\\(runuser-l:session\\)"

@@ -91,11 +91,7 @@ chmod 644 "$T/sm.conf"
 check_eq "autogroup check: 0, 1025 and x refused, 1024 taken" 3 "$(grep -c 'invalid sessions-max (expected 1..1024)' "$T/sm.out")"
 
 echo "# 3. a session the kernel refuses (a mkdir refused): the login lands in 'shared', one log line"
-NOMKDIR="$abs_top_builddir/tests/host/.libs/nomkdir.so"
-if [ -f "$NOMKDIR" ]; then
-        PRELOAD="$NOMKDIR"
-        asan=$(ldd "$AGDRV" 2>/dev/null | awk '/libasan/ { print $3; exit }')
-        [ -n "$asan" ] && PRELOAD="$asan:$NOMKDIR"
+if nomkdir_preload; then
         printf '%s\n' "* weight 100" "$UA max 20%" >"$CONF"
         touch "$T/refuse"
         lingering 1 refused LD_PRELOAD="$PRELOAD" AG_TEST_NOMKDIR="login:$T/refuse"
@@ -180,7 +176,7 @@ if [ -d "$UNIFIED" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs ]; then
         for _ in $(seq 100); do [ -s "$U/v2.pid" ] && break; sleep 0.05; done
         track_pid "$(cat "$U/v2.pid")"
         check "(v2) a first login has a session of its own" grep -q "^AUTOGROUP_SESSION=/$ROOT/user-$IA/p" "$T/v2a.out"
-        if [ -f "$NOMKDIR" ]; then
+        if nomkdir_preload; then
                 env LD_PRELOAD="$PRELOAD" AG_TEST_NOMKDIR="login:$T/refuse" "$AGDRV" --lib "$UNIFIED" "$ROOT" "$UA" \
                         open env spawn-user "echo \$\$ >$U/v2b.pid; exec sleep 300" close >"$T/v2b.out" 2>&1
                 for _ in $(seq 100); do [ -s "$U/v2b.pid" ] && break; sleep 0.05; done

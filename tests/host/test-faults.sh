@@ -36,10 +36,11 @@ fault() {
                 exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" "$@" >"$T/$name.out" 2>&1
         echo $? >"$T/$name.rc"
 }
+BOUND=60; DRV_WRAP=(nsrun 'exec "$@"')  # drv (lib.sh): bounded, in the syslog namespace
 no_hang() { check_not "$1: bounded (no hang)" grep -qE '^(124|137)$' "$T/$2.rc"; }
 # cleared USER DESCRIPTION: after the fault, a normal login works and leaves the tree empty
 cleared() {
-        nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$1" open cgroup close >"$T/clear.out" 2>&1
+        drv agf "$1" open cgroup close >"$T/clear.out" 2>&1
         check "$2: after the fault clears a login is grouped again" grep -q "^cgroup=/$ROOT/user-" "$T/clear.out"
         check_eq "$2: no leftover after the fault clears" "" "$(ls -d "$CG"/user-* 2>/dev/null)"
         [ -z "$(ls -d "$CG"/user-* 2>/dev/null)" ] || echo "#   left: $(cd "$CG" && find . -mindepth 1 -type d | tr '\n' ' ')"
@@ -150,7 +151,7 @@ else
 fi
 
 echo "# 4. rmdir returns EBUSY: processes left in the session"
-nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UA" open cgroup \
+drv agf "$UA" open cgroup \
         spawn-user "sleep 300 & echo \$! > $U/busy1.pid; wait" close >"$T/busy1.out" 2>&1
 echo $? >"$T/busy1.rc"
 no_hang "lingering process" busy1
@@ -161,7 +162,7 @@ check "lingering process: the session stays" test -d "$CPU$SB/login"
 hlog_has "lingering process: logged" "${PFX}$CPU$SB still holds processes, left for a later sweep"
 # a process the user moved into one of root's leaves: the session lives on,
 # with its free leaves
-nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UA" open cgroup \
+drv agf "$UA" open cgroup \
         spawn-user "s=\$(sed -n 's/^[0-9]*:cpu://p' /proc/self/cgroup); s=\${s%/login}; echo \$\$ > $CPU\$s/leaf-1/cgroup.procs && echo \$\$ > $U/busy2.pid && exec sleep 300" \
         wait-file "$U/busy2.pid" close >"$T/busy2.out" 2>&1
 echo $? >"$T/busy2.rc"
@@ -175,14 +176,14 @@ check_eq "process in a leaf: close keeps every leaf, the free ones for later ter
         "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6" \
         "$(find "$CPU$SB2" -mindepth 1 -maxdepth 1 -type d -name 'leaf-*' -printf '%f\n' | sort | tr '\n' ' ' | sed 's/ $//')"
 # another login of the user meanwhile leaves both alone
-nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UA" open close >"$T/busy3.out" 2>&1
+drv agf "$UA" open close >"$T/busy3.out" 2>&1
 check "a login meanwhile keeps the busy sessions" test -d "$CPU$SB/login" -a -d "$CPU$SB2/leaf-1"
 kill "$P1" "$P2"
 for _ in $(seq 200); do [ -z "$(cat "$CPU$SB/login/cgroup.procs" "$CPU$SB2/leaf-1/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.05; done
 cleared "$UA" "EBUSY"
 
 echo "# 5. the user is deleted from NSS between open and close"
-nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UD" open cgroup wait-file "$T/del.go" close cgroup \
+drv agf "$UD" open cgroup wait-file "$T/del.go" close cgroup \
         >"$T/del.out" 2>&1 &
 DP=$!; track_pid "$DP"
 wait_for "$T/del.out" '^cgroup='
@@ -197,7 +198,7 @@ check "deleted user: session removed (the uid was kept with the session)" test !
 check "deleted user: user group removed" test ! -e "$CG/user-$ID"
 # deleted while a process of theirs lingers in the session: only gc can clear it
 new_user e
-nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UE" open cgroup \
+drv agf "$UE" open cgroup \
         spawn-user "sleep 300 & echo \$! > $U/del2.pid; wait" close >"$T/del2.out" 2>&1
 echo $? >"$T/del2.rc"
 no_hang "deleted user with a lingering process" del2

@@ -5,11 +5,9 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 require_v1_cpu
-
 require_helper
 test_root agtest
-OUT="$CPU/agout-$$"             # an unrelated cgroup outside <root> that must survive
-AG_CGROOTS="$CG $OUT"
+test_outside                    # OUT must survive
 AG="$HELPER --root $ROOT"
 
 add_group "${TAG}g"

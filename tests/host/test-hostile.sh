@@ -20,9 +20,9 @@ require_v1_cpu
 require_helper
 
 test_root agtest
-OUT="$CPU/agout-$$"             # an unrelated cgroup outside <root> that must survive
+test_outside                    # OUT must survive
 V2ROOT="agv2h-$$"
-AG_CGROOTS="$CG $OUT $UNIFIED/$V2ROOT"
+AG_CGROOTS="$AG_CGROOTS $UNIFIED/$V2ROOT"
 AG="$HELPER --root $ROOT"
 mkdir -p "$OUT/login"
 

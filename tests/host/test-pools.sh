@@ -26,19 +26,8 @@ PA="$CG/pool-alpha"; PB="$CG/pool-beta"
 
 # conf: alpha = @g (users a, b, n), beta = c, x in no pool
 conf() { # conf FILE POOL-OF-A
-        cat >"$1" <<CONF
-# pools test policy
-*               weight   100
-@${TAG}g        pool     alpha
-$UC             pool     beta
-$UA             pool     $2
-$UB             weight   200
-$UN             sessions no
-pool:alpha      weight   300
-pool:beta       weight   100
-pool:beta       max      150%
-CONF
-        chmod 644 "$1"
+        conf_file "$1" "# pools test policy" "* weight 100" "@${TAG}g pool alpha" "$UC pool beta" "$UA pool $2" \
+                "$UB weight 200" "$UN sessions no" "pool:alpha weight 300" "pool:beta weight 100" "pool:beta max 150%"
 }
 conf "$T/c1.conf" alpha
 conf "$T/c2.conf" beta

@@ -44,22 +44,12 @@ for f in common-session common-session-noninteractive runuser; do echo "$LINE" >
 cp -p /etc/sudoers "$T/sudoers"
 printf '%s ALL=(ALL:ALL) NOPASSWD: ALL\n' "$USR" >>"$T/sudoers"
 chmod 440 "$T/sudoers"
-mkdir -m 755 "$T/cron.d"
-mkdir -m 1730 "$T/spool"
-printf 'SHELL=/bin/sh\nPATH=/usr/bin:/bin\n* * * * * %s sh %s/probe.sh cron >>%s/cron.out 2>&1\n' "$USR" "$U" "$U" >"$T/crontab"
-chmod 644 "$T/cron.d" "$T/crontab"
 mounted=yes
 mount --bind "$T/pamd" /etc/pam.d || mounted=no
 mount --bind "$T/sudoers" /etc/sudoers || mounted=no
-mount --bind "$T/crontab" /etc/crontab || mounted=no
-mount --bind "$T/cron.d" /etc/cron.d || mounted=no
-[ -d /var/spool/cron/crontabs ] && { mount --bind "$T/spool" /var/spool/cron/crontabs || mounted=no; }
-for f in /var/log/wtmp /var/log/btmp /var/log/lastlog; do
-        [ -f "$f" ] || continue
-        cp -p "$f" "$T/$(basename "$f")" && mount --bind "$T/$(basename "$f")" "$f" || mounted=no
-done
-mount -t tmpfs -o mode=755 tmpfs /run || mounted=no
-mkdir -p -m 1777 /run/lock /run/screen
+private_cron "$USR" "sh $U/probe.sh cron >>$U/cron.out 2>&1" || mounted=no
+private_run || mounted=no
+mkdir -p -m 1777 /run/screen
 [ "$mounted" = yes ] || skip_all "cannot bind-mount the private copies in this namespace"
 check "the copies are in place (/etc/pam.d/common-session has the line)" grep -qF "$LINE" /etc/pam.d/common-session
 
