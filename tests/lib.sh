@@ -187,12 +187,14 @@ bg() {
         eval "PID_$n=$!"
         wait_for "$T/$n.out" '^cgroup='
 }
-# hold NAME USER [ACTIONS...]: a session (drv) of USER whose process sleeps
-# until the session closes, once $T/NAME.go exists; output in $T/NAME.out,
-# agdrv's pid in PID_NAME. Returns once that process runs; HOLD_PID is its pid
+# hold NAME USER [ACTIONS...]: a session (drv) of USER with a process of the
+# user's (HOLD_CMD, which writes its pid to @PID@; a sleep unless set) that
+# outlives it; the session closes once $T/NAME.go exists. Output in
+# $T/NAME.out, agdrv's pid in PID_NAME. Returns once that process runs;
+# HOLD_PID is its pid
 hold() {
-        local n="$1" u="$2"; shift 2
-        drv "$u" open env "$@" spawn-user "echo \$\$ >$U/$n.pid; exec sleep 300" wait-file "$T/$n.go" close >"$T/$n.out" 2>&1 &
+        local n="$1" u="$2" c="${HOLD_CMD:-echo \$\$ >@PID@; exec sleep 300}"; shift 2
+        drv "$u" open env "$@" spawn-user "${c//@PID@/$U/$n.pid}" wait-file "$T/$n.go" close >"$T/$n.out" 2>&1 &
         track_pid $!
         eval "PID_$n=$!"
         wait_for "$T/$n.out" '^AUTOGROUP_SESSION=' && wait_for "$U/$n.pid" '^[0-9]+$'
@@ -278,6 +280,8 @@ nomkdir_preload() {
 
 # between LOW HIGH VALUE: VALUE is a number from LOW to HIGH
 between() { [ -n "$3" ] && [ "$3" != "?" ] && [ "$3" -ge "$1" ] && [ "$3" -le "$2" ]; }
+# check_grew DESCRIPTION BEFORE AFTER MAX: AFTER is a number above BEFORE, at most MAX
+check_grew() { check "$1: $2 -> $3" between "$(($2 + 1))" "$4" "$3"; }
 # scpu FILE PATH: the cpu_usec of group PATH in FILE, "autogroup status --json"
 scpu() { P="$2" perl -ne 'print "$1\n" if /"path":"\Q$ENV{P}\E","kind":"[a-z]+"[^{}]*?"cpu_usec":(\d+|null)/' "$1"; }
 

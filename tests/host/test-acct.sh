@@ -93,11 +93,8 @@ else
 fi
 
 echo "# 4. the cpuacct mirror of a live session"
-BOUND= drv "$UA" open env cgroup \
-        spawn-user "echo \$\$ > $U/a.pid; exec sleep 300" wait-file "$T/a.go" close >"$T/a.out" 2>&1 &
-track_pid $!; PID_a=$!
-wait_for "$T/a.out" '^cgroup=' && wait_for "$U/a.pid" '^[0-9]+$'
-SA=$(val AUTOGROUP_SESSION a); PA=$(cat "$U/a.pid"); track_pid "$PA"
+BOUND= hold a "$UA" cgroup
+SA=$(val AUTOGROUP_SESSION a); PA=$HOLD_PID
 check "mirror of the session exists: $ACCT$SA" test -d "$ACCT$SA"
 check_eq "mirror owned by root" root "$(stat -c %U "$ACCT$SA")"
 check_eq "mirror's cgroup.procs owned by root" root "$(stat -c %U "$ACCT$SA/cgroup.procs")"
@@ -105,11 +102,8 @@ check_eq "mirror's user group owned by root" root "$(stat -c %U "$AC/user-$IA")"
 check_eq "mirror has no leaf (session level only)" "" "$(find "$ACCT$SA" -mindepth 1 -type d)"
 check "the login's process is in the mirror" grep -qx "[0-9]*:cpuacct:$SA" "/proc/$PA/cgroup"
 check "and in login/ of the cpu hierarchy" grep -qx "[0-9]*:cpu:$SA/login" "/proc/$PA/cgroup"
-BOUND= drv "$UB" open env \
-        spawn-user "echo \$\$ > $U/b.pid; exec sleep 300" wait-file "$T/b.go" close >"$T/b.out" 2>&1 &
-track_pid $!; PID_b=$!
-wait_for "$T/b.out" '^AUTOGROUP_SESSION=' && wait_for "$U/b.pid" '^[0-9]+$'
-SB=$(val AUTOGROUP_SESSION b); track_pid "$(cat "$U/b.pid")"
+BOUND= hold b "$UB"
+SB=$(val AUTOGROUP_SESSION b)
 check_not "user cannot move into own mirror" as_user "$UA" "echo \$\$ > $ACCT$SA/cgroup.procs"
 check_not "user cannot move into another user's mirror" as_user "$UA" "echo \$\$ > $ACCT$SB/cgroup.procs"
 check_not "user cannot move another user's process" as_user "$UA" "echo $(cat "$U/b.pid") > $ACCT$SA/cgroup.procs"
@@ -123,11 +117,8 @@ check "moved to one of root's leaves in the cpu hierarchy" grep -qx "[0-9]*:cpu:
 check "still in the session's mirror" grep -qx "[0-9]*:cpuacct:$SA" "/proc/$PA/cgroup"
 
 echo "# 5. status: CPU time of sessions and users grows while spinners run"
-BOUND= drv "$UA" open env \
-        spawn-user "$SPIN & echo \$! > $U/spin.pid; wait" wait-file "$T/s.go" close >"$T/s.out" 2>&1 &
-track_pid $!; PID_s=$!
-wait_for "$T/s.out" '^AUTOGROUP_SESSION=' && wait_for "$U/spin.pid" '^[0-9]+$'
-SS=$(val AUTOGROUP_SESSION s); track_pid "$(cat "$U/spin.pid")"
+BOUND= HOLD_CMD="$SPIN & echo \$! >@PID@; wait" hold s "$UA"
+SS=$(val AUTOGROUP_SESSION s)
 sleep 0.5
 "$HELPER" --root "$ROOT" status --json >"$T/st1.json" 2>&1
 sleep 1
@@ -137,8 +128,8 @@ c1=$(scpu "$T/st1.json" "$SS"); c2=$(scpu "$T/st2.json" "$SS")
 u1=$(scpu "$T/st1.json" "/$ROOT/user-$IA"); u2=$(scpu "$T/st2.json" "/$ROOT/user-$IA")
 echo "# spinner session: $c1 then $c2 us; user group: $u1 then $u2 us"
 check "status: session CPU time is a number: $c1" between 1 1000000000 "$c1"
-check "status: session CPU time grew while the spinner ran: $c1 -> $c2" between "$((c1 + 1))" 1000000000 "$c2"
-check "status: user group CPU time grew: $u1 -> $u2" between "$((u1 + 1))" 1000000000 "$u2"
+check_grew "status: session CPU time grew while the spinner ran" "$c1" "$c2" 1000000000
+check_grew "status: user group CPU time grew" "$u1" "$u2" 1000000000
 check "status: cpuacct mount named in the JSON" grep -q "\"cpuacct_mount\":\"$ACCT\"" "$T/st2.json"
 check "status table: the session row has a CPU time, not '-'" grep -qE "$(basename "$SS") +.* [0-9.]+(ms|s)\$" "$T/st2.txt"
 check "status table: says where CPU time comes from" grep -q "cpuacct hierarchy at $ACCT" "$T/st2.txt"
@@ -148,7 +139,7 @@ check "status as the user shows the CPU time too" between 1 1000000000 "$(scpu "
 slinger() { P="$2" perl -ne 'print "$1\n" if /"path":"\Q$ENV{P}\E","kind":"session","lingering":(true|false|null)/' "$1"; }
 check_eq "status: a live session is not lingering (JSON)" false "$(slinger "$T/st2.json" "$SS")"
 check_not "status table: a live session is not marked lingering" grep -q "$(basename "$SS") (lingering)" "$T/st2.txt"
-kill "$(cat "$U/spin.pid")" 2>/dev/null
+kill "$(cat "$U/s.pid")" 2>/dev/null
 touch "$T/s.go"; wait "$PID_s" 2>/dev/null
 L=$(closeline "$SS" closed)
 check "spinner session: close line has at least the CPU status saw: $(field cpu_usec "$L")" between "$c2" 100000000000 "$(field cpu_usec "$L")"
