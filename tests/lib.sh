@@ -57,6 +57,7 @@ ag_init() {
         trap 'exit 130' INT TERM
 }
 
+# ok / not_ok / skip DESCRIPTION: one passed, failed or skipped check
 ok()      { AG_PASS=$((AG_PASS + 1)); echo "ok - $*"; }
 not_ok()  { AG_FAIL=$((AG_FAIL + 1)); echo "not ok - $*"; }
 skip()    { AG_SKIP=$((AG_SKIP + 1)); echo "ok - # SKIP $*"; }
@@ -97,6 +98,7 @@ add_home_user() {
         useradd -m -s /bin/sh "$1" >/dev/null || { echo "not ok - useradd -m $1"; exit 1; }
         AG_HOME_USERS="$AG_HOME_USERS $1"
 }
+# add_group NAME: a throw-away group, removed at exit
 add_group() { groupadd "$1" >/dev/null; AG_GROUPS="$AG_GROUPS $1"; }
 # new_user X [GROUP...]: add_user ${TAG}X; sets UX to its name and IX to its
 # uid (X upper-cased: new_user a sets UA and IA)
@@ -259,6 +261,7 @@ private_run() {
 # in one shell as USER (one exec instead of one each: execs are slow under
 # emulation) and expects every command to fail: one check each
 attack() { printf '%s\t%s\n' "$1" "$2" >>"$T/attacks"; }
+# run_attacks USER: run the queued attacks as USER, one check each
 run_attacks() {
         as_user "$1" "while IFS='	' read -r d c; do if (eval \"\$c\") >/dev/null 2>&1; then echo \"BAD	\$d\"; else echo \"OK	\$d\"; fi; done <$T/attacks" >"$T/attacks.out" 2>&1
         while IFS='	' read -r d _; do
@@ -303,6 +306,7 @@ start_syslog() {
         for _ in $(seq 100); do grep -q ready "$T/logcap.out" 2>/dev/null && return 0; sleep 0.05; done
         return 1
 }
+# have_syslog: start_syslog captures this test's syslog
 have_syslog() { [ -n "$AG_LOGCAP_PID" ]; }
 # log_has DESCRIPTION PATTERN: the captured syslog has a line matching PATTERN
 log_has() {
@@ -325,6 +329,7 @@ rm_cgroup_tree() {
         find "$1" -depth -type d -exec rmdir {} \; 2>/dev/null
 }
 
+# ag_cleanup: the EXIT trap: stops, kills and removes what the test made
 ag_cleanup() {
         local p u g c
         for p in $AG_DAEMONS; do
@@ -357,6 +362,7 @@ ag_cleanup() {
         rm -rf "$T"
 }
 
+# finish: the closing counts line; exit 1 on a failure, 77 when nothing passed
 finish() {
         echo "$AG_PASS passed, $AG_FAIL failed, $AG_SKIP skipped"
         [ "$AG_FAIL" -eq 0 ] || exit 1

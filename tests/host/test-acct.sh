@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2154  # PID_<name> are set with eval by hold
 # CPU accounting per session and per user, through the real
 # module and real libpam on the host's cgroup v1, where cpuacct is a hierarchy
 # of its own (/sys/fs/cgroup/cpuacct beside /sys/fs/cgroup/cpu):
@@ -93,7 +94,7 @@ else
 fi
 
 echo "# 4. the cpuacct mirror of a live session"
-BOUND= hold a "$UA" cgroup
+BOUND='' hold a "$UA" cgroup
 SA=$(val AUTOGROUP_SESSION a); PA=$HOLD_PID
 check "mirror of the session exists: $ACCT$SA" test -d "$ACCT$SA"
 check_eq "mirror owned by root" root "$(stat -c %U "$ACCT$SA")"
@@ -102,7 +103,7 @@ check_eq "mirror's user group owned by root" root "$(stat -c %U "$AC/user-$IA")"
 check_eq "mirror has no leaf (session level only)" "" "$(find "$ACCT$SA" -mindepth 1 -type d)"
 check "the login's process is in the mirror" grep -qx "[0-9]*:cpuacct:$SA" "/proc/$PA/cgroup"
 check "and in login/ of the cpu hierarchy" grep -qx "[0-9]*:cpu:$SA/login" "/proc/$PA/cgroup"
-BOUND= hold b "$UB"
+BOUND='' hold b "$UB"
 SB=$(val AUTOGROUP_SESSION b)
 check_not "user cannot move into own mirror" as_user "$UA" "echo \$\$ > $ACCT$SA/cgroup.procs"
 check_not "user cannot move into another user's mirror" as_user "$UA" "echo \$\$ > $ACCT$SB/cgroup.procs"
@@ -117,7 +118,7 @@ check "moved to one of root's leaves in the cpu hierarchy" grep -qx "[0-9]*:cpu:
 check "still in the session's mirror" grep -qx "[0-9]*:cpuacct:$SA" "/proc/$PA/cgroup"
 
 echo "# 5. status: CPU time of sessions and users grows while spinners run"
-BOUND= HOLD_CMD="$SPIN & echo \$! >@PID@; wait" hold s "$UA"
+BOUND='' HOLD_CMD="$SPIN & echo \$! >@PID@; wait" hold s "$UA"
 SS=$(val AUTOGROUP_SESSION s)
 sleep 0.5
 "$HELPER" --root "$ROOT" status --json >"$T/st1.json" 2>&1

@@ -106,8 +106,8 @@ for exp in "$CORPUS"/*.expect; do
         setup=$(sed -n 's/^setup //p' "$exp")
         setup_case "$setup" "$dir" "$conf" || { not_ok "$name: setup"; continue; }
         svc="bi-$name"; ssvc="bs-$name"
-        pam_service $svc "root=$ROOT conf=$conf debug"
-        CONTROL=required pam_service $ssvc "root=$ROOT conf=$conf strict"
+        pam_service "$svc" "root=$ROOT conf=$conf debug"
+        CONTROL=required pam_service "$ssvc" "root=$ROOT conf=$conf strict"
         rm -f "$U/$name.shares" "$U/$name.quota"
         drv "$svc" "$USR" open cgroup \
                 run-user "cat $UG/cpu.shares > $U/$name.shares; cat $UG/cpu.cfs_quota_us > $U/$name.quota" \
