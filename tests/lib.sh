@@ -75,6 +75,14 @@ require_root() { [ "$(id -u)" = 0 ] || skip_all "needs root"; }
 # require_v1_cpu [FILE]: skip unless the cgroup v1 cpu hierarchy is at $CPU
 # (FILE: the interface file it must have, cpu.shares unless given)
 require_v1_cpu() { [ -f "$CPU/${1:-cpu.shares}" ] || skip_all "no cgroup v1 cpu hierarchy at $CPU"; }
+# require_own_cpuacct: skip unless cpuacct is a v1 hierarchy of its own (not
+# with cpu) at $ACCT, /sys/fs/cgroup/cpuacct
+require_own_cpuacct() {
+        ACCT=/sys/fs/cgroup/cpuacct
+        if [ ! -f "$ACCT/cpuacct.usage" ] || [ -f "$ACCT/cpu.shares" ] || [ -f "$CPU/cpuacct.usage" ]; then
+                skip_all "no cpuacct hierarchy of its own at $ACCT"
+        fi
+}
 # require_helper: skip unless the helper $HELPER (AG_HELPER, else the build's) is built
 require_helper() { [ -x "$HELPER" ] || skip_all "$HELPER not built"; }
 # require_cmds "PACKAGES" COMMAND...: skip unless every COMMAND is installed

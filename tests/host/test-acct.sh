@@ -25,11 +25,8 @@
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
 require_root
 require_v1_cpu
-ACCT=/sys/fs/cgroup/cpuacct
-if [ ! -f "$ACCT/cpuacct.usage" ] || [ -f "$ACCT/cpu.shares" ] || [ -f "$CPU/cpuacct.usage" ]; then
-        echo "1..0 # SKIP no cpuacct hierarchy of its own at $ACCT"; exit 77
-fi
-command -v perl >/dev/null || skip_all "needs perl (the CPU burner)"
+require_own_cpuacct
+require_cmds "perl: the CPU burner" perl
 
 test_root agtest
 AC="$ACCT/$ROOT"

@@ -26,12 +26,8 @@
 require_root
 require_v1_cpu
 RSYSLOGD=$(command -v rsyslogd) || skip_all "rsyslog is not installed (bash .ci/apt-install rsyslog)"
-command -v python3 >/dev/null || skip_all "needs python3"
-command -v perl >/dev/null || skip_all "needs perl (the CPU burner)"
-ACCT=/sys/fs/cgroup/cpuacct
-if [ ! -f "$ACCT/cpuacct.usage" ] || [ -f "$ACCT/cpu.shares" ] || [ -f "$CPU/cpuacct.usage" ]; then
-        echo "1..0 # SKIP no cpuacct hierarchy of its own at $ACCT (the session's figures are compared with it)"; exit 77
-fi
+require_cmds "python3, perl: the CPU burner" python3 perl
+require_own_cpuacct             # the session's figures are compared with it
 
 # ---- the blocks of doc/fleet.md
 FLEET="$abs_top_srcdir/doc/fleet.md"

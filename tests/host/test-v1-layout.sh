@@ -16,8 +16,7 @@ mnt_of() { awk -v want="$1" -v not="$2" '$0 ~ / - cgroup / {
         if (w && !x && $4 == "/") print $5 }' /proc/self/mountinfo | head -n1; }
 CPUM=$(mnt_of cpu cpuacct); ACCTM=$(mnt_of cpuacct cpu)
 if [ -z "$CPUM" ] || [ -z "$ACCTM" ]; then
-        echo "# this host does not mount cpu and cpuacct apart (cpu: '${CPUM}', cpuacct: '${ACCTM}')"
-        echo "0 passed, 0 failed, 1 skipped"; exit 77
+        skip_all "this host does not mount cpu and cpuacct apart (cpu: '${CPUM}', cpuacct: '${ACCTM}')"
 fi
 ROOT="agtest-$$"
 AG_CGROOTS="$CPUM/$ROOT $ACCTM/$ROOT"
