@@ -237,6 +237,9 @@ daemon_pid() { AG_DAEMONS="$AG_DAEMONS $1:$(pid_start "$1")"; }
 # stop_daemon PID: stop it now (SIGTERM, then wait for it)
 stop_daemon() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
+# within COMMAND: the shell COMMAND with $T/pamd as /etc/pam.d, in a mount
+# namespace of its own (the host's /etc/pam.d is never touched)
+within() { unshare -m --propagation private sh -c "mount --bind '$T/pamd' /etc/pam.d && $1"; }
 # private_cron USER COMMAND: a crontab that runs COMMAND as USER every
 # minute, an empty cron.d and cron spool, bind-mounted over the host's (in an
 # AG_PRIVATE_MOUNTS script); non-zero when a mount failed

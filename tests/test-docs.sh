@@ -66,9 +66,7 @@ python3 "$SRC/tests/doc-blocks.py" "$T/b" "$SRC/README.md" "$SRC"/doc/*.md \
 
 CONF="$T/autogroup.conf"
 install -m 644 "$SRC/conf/autogroup.conf" "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/pamd/other"
-# within COMMAND: COMMAND with $T/pamd as /etc/pam.d, in a mount namespace of its own
-within() { unshare -m --propagation private sh -c "mount --bind '$T/pamd' /etc/pam.d && $1"; }
+pam_other "$T/pamd"
 # service LINE: the runuser-l service with the documented session LINE, the
 # module being the built one with this test's own root
 service() {

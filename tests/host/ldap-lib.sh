@@ -22,12 +22,9 @@ LD_NS=""                # the lane's mount namespace (readlink of /proc/PID/ns/m
 LD_STARTED=""           # PID:start-time of every process the lane started
 
 # ldap_lane: the names every directory lane uses: its cgroup root (cleaned
-# up by ag_cleanup), the helper, and the host's nsswitch.conf as it was
+# up by ag_cleanup), and the host's nsswitch.conf as it was
 ldap_lane() {
-        ROOT="agtest-$$"
-        CG="$CPU/$ROOT"
-        AG_CGROOTS="$CG"
-        HELPER="$abs_top_builddir/helper/autogroup"
+        test_root agtest
         NSS_BEFORE=$(sha256sum /etc/nsswitch.conf)
 }
 

@@ -112,8 +112,6 @@ for s in su-l runuser-l; do
         } >"$T/pamd/$s"
 done
 touch "$U/su.go" "$U/runuser.go"
-# within: COMMAND with $T/pamd as /etc/pam.d, in a mount namespace of its own
-within() { unshare -m --propagation private sh -c "mount --bind '$T/pamd' /etc/pam.d && $1"; }
 for c in su runuser; do
         within "$c -l $USR -c 'sh $U/probe.sh $c'" >"$T/$c.out" 2>&1
         S=$(val AUTOGROUP_SESSION "$c")
