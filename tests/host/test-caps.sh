@@ -44,12 +44,9 @@ trap 'rm_deep "$OUT" "$N250"; rm_chains; ag_cleanup' EXIT
 start_syslog || true
 
 new_user a; new_user b; new_user p; new_user q
-add_group "${TAG}g"; add_user "${TAG}n" "${TAG}g"
-UA="${TAG}a"; UB="${TAG}b"; UP="${TAG}p"; UQ="${TAG}q"; UN="${TAG}n"
-IA=$(id -u "$UA"); IB=$(id -u "$UB"); IP=$(id -u "$UP"); IQ=$(id -u "$UQ"); IN=$(id -u "$UN")
-CONF="$T/autogroup.conf"
-# conf LINE...: the configuration, one rule an argument
-conf() { printf '%s\n' "* weight 100" "$@" >"$CONF"; chmod 644 "$CONF"; }
+add_group "${TAG}g"; new_user n "${TAG}g"
+# conf LINE...: the configuration, one rule an argument after "* weight 100"
+conf() { write_conf "* weight 100" "$@"; }
 conf
 pam_other
 # delegate=yes: before, the user's own sub-groups in their session were what
