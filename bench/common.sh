@@ -10,13 +10,13 @@ set -u
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 : "${abs_top_builddir:=$(cd "$BENCH_DIR/.." && pwd)}"
 : "${abs_top_srcdir:=$abs_top_builddir}"
-: "${AG_MODULE:=$abs_top_builddir/pam_autogroup/.libs/pam_autogroup.so}"
-AGDRV="$abs_top_builddir/tests/host/agdrv"
+# tests/lib.sh's functions (pam_other, the private sshd ...) and paths (AG_MODULE,
+# AGDRV, HELPER, CPU); add_user and track_pid are the benchmarks' own, below
+AG_LIB_FUNCS_ONLY=1 . "$abs_top_srcdir/tests/lib.sh"
 # agdrv's session processes check for their stop file once a second at most:
 # frequent wake-ups in a session disturb the kernel's group load balancing
 export AGDRV_WAIT_MAX_MS=1000
 BIN="$abs_top_builddir/bench"
-CPU=/sys/fs/cgroup/cpu
 NCPU=$(nproc)
 TAG="agb$$"
 ROOT="agbench-$$"
@@ -68,71 +68,38 @@ wait_lines() {
 
 # service files: "permit" (pam_permit only) and "module" (pam_permit + the module)
 write_services() { # write_services MODULE-OPTIONS...
-        printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+        pam_other
         printf 'session required pam_permit.so\n' >"$T/permit"
         printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$*" >"$T/module"
 }
 
-# sshd_start SVC USER [SSHD_CONFIG_LINE...]: a copy of the system's sshd,
-# started under the name SVC (sshd names its PAM service after argv[0]) on
-# 127.0.0.1, in a private mount namespace whose /etc/pam.d is $T/pamd, a copy
-# of the host's (the host's files stay untouched; the caller writes
-# $T/pamd/SVC), for the throw-away USER (home $T/home) and a key pair made for
-# it. Sets PORT, SSHD_PID (the listening sshd itself: bash execs unshare in
-# the background child, unshare execs sh, sh execs sshd) and SSHOPT, the
-# client's options but the port; bench_cleanup stops it.
-SSHD_BIN=/usr/sbin/sshd
-SSHD_PID=""
+# sshd_start SVC USER [SSHD_CONFIG_LINE...]: a copy of the system's sshd
+# (tests/lib.sh), started under the name SVC (sshd names its PAM service
+# after argv[0]) on 127.0.0.1, in a private mount namespace whose /etc/pam.d
+# is $T/pamd, a copy of the host's (the host's files stay untouched; the
+# caller writes $T/pamd/SVC), for the throw-away USER (home $T/home) and a key
+# pair made for it. Sets PORT, SSHD_PID (the listening sshd itself) and
+# SSHOPT, the client's options but the port; bench_cleanup stops it.
 sshd_start() {
         local svc=$1 user=$2 g
         shift 2
         mkdir -m 755 "$T/pamd"
         cp -a /etc/pam.d/. "$T/pamd/"
-        PORT=$((20000 + ($$ + 4111) % 20000))
-        for _ in $(seq 20); do
-                ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . || break
-                PORT=$((PORT + 1))
-        done
-        ssh-keygen -q -t ed25519 -N '' -C "host-$TAG" -f "$T/host_key" >/dev/null || die "ssh-keygen"
-        ssh-keygen -q -t ed25519 -N '' -C "client-$TAG" -f "$T/id" >/dev/null || die "ssh-keygen"
+        sshd_port 4111
+        sshd_keys || die "ssh-keygen"
         g=$(id -g "$user")
         install -d -m 755 -o "$user" -g "$g" "$T/home"
         install -d -m 700 -o "$user" -g "$g" "$T/home/.ssh"
         install -m 600 -o "$user" -g "$g" "$T/id.pub" "$T/home/.ssh/authorized_keys"
-        {
-                cat <<EOF
-ListenAddress 127.0.0.1
-Port $PORT
-HostKey $T/host_key
-PidFile $T/sshd.pid
-UsePAM yes
-PubkeyAuthentication yes
-AuthorizedKeysFile .ssh/authorized_keys
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin no
-AllowUsers $user
-X11Forwarding no
-PrintMotd no
-PrintLastLog no
-StrictModes no
-LogLevel ERROR
-EOF
-                [ $# -eq 0 ] || printf '%s\n' "$@"
-        } >"$T/sshd_config"
-        ln -s "$SSHD_BIN" "$T/$svc"
-        mkdir -p /run/sshd
-        unshare -m --propagation private sh -c \
-                "mount --bind '$T/pamd' /etc/pam.d && exec '$T/$svc' -D -e -f '$T/sshd_config'" >"$T/sshd.log" 2>&1 &
-        SSHD_PID=$!
+        sshd_write_config "$user" "StrictModes no" "LogLevel ERROR" "$@"
+        sshd_run "$svc" "$T/pamd"
         for _ in $(seq 200); do ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . && break; sleep 0.05; done
         ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . || die "sshd did not start: $(cat "$T/sshd.log")"
         [ "$(readlink "/proc/$SSHD_PID/exe")" = "$(readlink -f "$SSHD_BIN")" ] ||
                 die "pid $SSHD_PID is not the listening sshd ($(readlink "/proc/$SSHD_PID/exe"))"
         ss -Hltnp "sport = :$PORT" 2>/dev/null | grep -q "pid=$SSHD_PID," ||
                 die "pid $SSHD_PID does not listen on $PORT: $(ss -Hltnp "sport = :$PORT")"
-        SSHOPT=(-F /dev/null -i "$T/id" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no
-                -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=30)
+        SSHOPT=("${SSH_OPTS[@]}" -o ConnectTimeout=30)
 }
 
 bench_cleanup() {

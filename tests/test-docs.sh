@@ -41,9 +41,8 @@
 . "${abs_top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 require_root
 SRC="$abs_top_srcdir"
-HELPER="$abs_top_builddir/helper/autogroup"
-[ -x "$HELPER" ] || { echo "1..0 # SKIP $HELPER not built"; exit 77; }
-command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 77; }
+require_helper
+command -v python3 >/dev/null || skip_all "no python3"
 ROOT="agdoc-$$"
 AG_CGROOTS="$CPU/$ROOT"
 USR="${TAG}d"
@@ -68,9 +67,7 @@ python3 "$SRC/tests/doc-blocks.py" "$T/b" "$SRC/README.md" "$SRC"/doc/*.md \
 
 CONF="$T/autogroup.conf"
 install -m 644 "$SRC/conf/autogroup.conf" "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/pamd/other"
-# within COMMAND: COMMAND with $T/pamd as /etc/pam.d, in a mount namespace of its own
-within() { unshare -m --propagation private sh -c "mount --bind '$T/pamd' /etc/pam.d && $1"; }
+pam_other "$T/pamd"
 # service LINE: the runuser-l service with the documented session LINE, the
 # module being the built one with this test's own root
 service() {

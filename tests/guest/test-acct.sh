@@ -10,26 +10,18 @@
 require_root
 require_guest_v2
 
-ROOT="agacct-$$"
-CG="$CG2/$ROOT"
-AG_CGROOTS="$CG"
+test_root agacct "$CG2"
 start_syslog || true
-add_user "${TAG}a"
-UA="${TAG}a"; IA=$(id -u "$UA")
-CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacct"
-HELPER="$abs_top_builddir/helper/autogroup"
+new_user a
+write_conf "* weight 100"
+pam_other
+pam_service agacct "root=$ROOT conf=$CONF delegate=yes"
 PFX='pam_autogroup\(agacct:session\): '
-drv() { "$AGDRV" --pam "$T" agacct "$@"; }
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+SVC=agacct                      # drv (lib.sh)
 # field NAME LINE: the number NAME=... in a close line, -1 when missing or "?"
 field() { local v; v=$(printf '%s\n' "$2" | sed -n "s/.* $1=\([0-9?]*\).*/\1/p"); case $v in ''|*[!0-9]*) echo -1;; *) echo "$v";; esac; }
 closeline() { grep -E -- "${PFX}session $(printf '%s' "$1" | sed 's/[][\.*^$+?(){}|/]/\\&/g') $2: " "$SYSLOG" | tail -n1; }
-between() { [ -n "$3" ] && [ "$3" != "?" ] && [ "$3" -ge "$1" ] && [ "$3" -le "$2" ]; }
 BURN1='perl -e "while ((times)[0] < 1.0) { for (1 .. 100000) {} }"'
-scpu() { P="$2" perl -ne 'print "$1\n" if /"path":"\Q$ENV{P}\E","kind":"[a-z]+"[^{}]*?"cpu_usec":(\d+|null)/' "$1"; }
 
 echo "# 1. a session that burns about 1 s of CPU reports it at close (uptime $(cut -d' ' -f1 /proc/uptime) s)"
 # Under emulation starting the processes of a session costs seconds of CPU
@@ -63,10 +55,8 @@ fi
 check "session removed at close" test ! -e "$CG2$S"
 
 echo "# 2. status: CPU time grows while a spinner runs (uptime $(cut -d' ' -f1 /proc/uptime) s)"
-drv "$UA" open env spawn-user "perl -e '1 while 1' & echo \$! > $U/spin.pid; wait" wait-file "$T/s.go" close >"$T/s.out" 2>&1 &
-track_pid $!; PID_s=$!
-wait_for "$T/s.out" '^AUTOGROUP_SESSION=' && wait_for "$U/spin.pid" '^[0-9]+$'
-SS=$(val AUTOGROUP_SESSION s); track_pid "$(cat "$U/spin.pid")"
+HOLD_CMD="perl -e '1 while 1' & echo \$! >@PID@; wait" hold s "$UA"
+SS=$(val AUTOGROUP_SESSION s)
 sleep 1
 "$HELPER" --root "$ROOT" status --json >"$T/st1.json" 2>&1
 sleep 2
@@ -76,11 +66,11 @@ l1=$(scpu "$T/st1.json" "$SS/login"); l2=$(scpu "$T/st2.json" "$SS/login")
 u1=$(scpu "$T/st1.json" "/$ROOT/user-$IA"); u2=$(scpu "$T/st2.json" "/$ROOT/user-$IA")
 echo "# session $c1 -> $c2 us, login/ $l1 -> $l2 us, user $u1 -> $u2 us"
 check "status: session CPU time is a number: $c1" between 1 1000000000000 "$c1"
-check "status: session CPU time grew: $c1 -> $c2" between "$((c1 + 1))" 1000000000000 "$c2"
-check "status: the login/ leaf has CPU time that grew: $l1 -> $l2" between "$((l1 + 1))" 1000000000000 "$l2"
-check "status: user group CPU time grew: $u1 -> $u2" between "$((u1 + 1))" 1000000000000 "$u2"
+check_grew "status: session CPU time grew" "$c1" "$c2" 1000000000000
+check_grew "status: the login/ leaf has CPU time that grew" "$l1" "$l2" 1000000000000
+check_grew "status: user group CPU time grew" "$u1" "$u2" 1000000000000
 check "status: cpu_source cpu.stat, no cpuacct mirror" grep -q '"cpu_source":"cpu.stat","cpuacct_mount":null' "$T/st2.json"
-kill "$(cat "$U/spin.pid")" 2>/dev/null
+kill "$(cat "$U/s.pid")" 2>/dev/null
 touch "$T/s.go"; wait "$PID_s" 2>/dev/null
 if have_syslog; then
         L=$(closeline "$SS" closed)

@@ -7,8 +7,6 @@
 # skips (77) with the reason when one is missing or /sys/fs/cgroup is not
 # cgroup2 with cpu.
 src=${abs_top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-if [ ! -e /etc/vm-out ] && [ "${AG_IN_GUEST:-0}" != 1 ]; then
-        echo "# runs inside the guest lane only (tests/vm/test-guest.sh); AG_IN_GUEST=1 overrides"
-        echo "0 passed, 0 failed, 1 skipped"; exit 77
-fi
+AG_LIB_FUNCS_ONLY=1 . "$src/tests/lib.sh"
+require_guest
 BEHAVIOUR_COLUMN=v2 exec bash "$src/tests/host/test-behaviour.sh" "$@"

@@ -12,23 +12,16 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 require_guest_v2
-HELPER="$abs_top_builddir/helper/autogroup"
 
-ROOT="agdel-$$"
-CG="$CG2/$ROOT"
-AG_CGROOTS="$CG"
+test_root agdel "$CG2"
 start_syslog || true
-add_user "${TAG}a"
-UA="${TAG}a"
-CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-svc() { printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$2" >"$T/$1"; }
-svc agdef "root=$ROOT conf=$CONF"
-svc agno "root=$ROOT conf=$CONF delegate=no"
-svc agyes "root=$ROOT conf=$CONF delegate=yes"
-svc agdbg "root=$ROOT conf=$CONF debug"
-val() { sed -n "s/^$1=//p" "$2" | head -n1; }
+new_user a
+write_conf "* weight 100"
+pam_other
+pam_service agdef "root=$ROOT conf=$CONF"
+pam_service agno "root=$ROOT conf=$CONF delegate=no"
+pam_service agyes "root=$ROOT conf=$CONF delegate=yes"
+pam_service agdbg "root=$ROOT conf=$CONF debug"
 
 # attack.sh OUT: run by the user inside a login. Finds the root process in its
 # login/ leaf (the PAM caller), then tries to make a leaf of its own, move the

@@ -10,29 +10,19 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 require_guest_v2
-HELPER="$abs_top_builddir/helper/autogroup"
 
-ROOT="agleaf-$$"
-CG="$CG2/$ROOT"
-AG_CGROOTS="$CG"
+test_root agleaf "$CG2"
 start_syslog || true
-add_user "${TAG}a"
-add_user "${TAG}b"
-UA="${TAG}a"; UB="${TAG}b"; IA=$(id -u "$UA")
-CONF="$T/autogroup.conf"
-printf '%s\n' "* weight 100" "$UB interactive 2" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agdef"
-val() { sed -n "s/^$1=//p" "$2" | head -n1; }
+new_user a; new_user b
+write_conf "* weight 100" "$UB interactive 2"
+pam_other
+pam_service agdef "root=$ROOT conf=$CONF"
 cgof() { sed -n 's/^0:://p' "/proc/$1/cgroup" 2>/dev/null; }
 cp "$abs_top_srcdir/tests/leaves-attack.sh" "$U/attack.sh"; chmod 755 "$U/attack.sh"
 
 echo "# 1. layout and attacks as the user (cgroup v2 with cpu)"
-"$AGDRV" --pam "$T" agdef "$UB" open env spawn-user "echo \$\$ >$U/b.pid; exec sleep 300" \
-        wait-file "$T/b.go" close >"$T/b.out" 2>&1 &
-track_pid $!
-wait_for "$U/b.pid" '^[0-9]+$'; PB=$(cat "$U/b.pid"); track_pid "$PB"
-SB=$(val AUTOGROUP_SESSION "$T/b.out")
+SVC=agdef hold b "$UB"; PB=$HOLD_PID
+SB=$(val AUTOGROUP_SESSION b)
 timeout -k 5 120 "$AGDRV" --pam "$T" agdef "$UA" open env cgroup run-user "$U/attack.sh $U/a.att $PB" \
         cgroup close >"$T/a.out" 2>&1
 sed 's/^/#   /' "$U/a.att"

@@ -29,16 +29,7 @@
 #    last.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-CG2=/sys/fs/cgroup
-HELPER="$abs_top_builddir/helper/autogroup"
-if [ ! -e /etc/vm-out ] && [ "${AG_IN_GUEST:-0}" != 1 ]; then
-        echo "# runs inside the guest lane only (tests/vm/test-guest-platforms.sh); AG_IN_GUEST=1 overrides"
-        echo "0 passed, 0 failed, 1 skipped"; exit 77
-fi
-if [ "$(stat -f -c %T "$CG2" 2>/dev/null)" != cgroup2fs ] || ! grep -qw cpu "$CG2/cgroup.controllers"; then
-        echo "# $CG2 is not a cgroup2 mount with the cpu controller"
-        echo "0 passed, 0 failed, 1 skipped"; exit 77
-fi
+require_guest_v2 tests/vm/test-guest-platforms.sh
 [ -x "$HELPER" ] || { echo "not ok - $HELPER not built"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 
 ROOT="agtest-$$"
@@ -47,23 +38,14 @@ V1="/run/agv1-$$"               # mount point of the v1 cpu,cpuacct hierarchy
 AG_CGROOTS="$CT $CG2/$ROOT"
 start_syslog || true
 section() { echo "# $* (uptime $(cut -d' ' -f1 /proc/uptime) s)"; }
-owner() { stat -c %U "$1" 2>/dev/null; }
-# field KEY FILE: the value of the first KEY=... line agdrv printed
-field() { sed -n "s/^$1=//p" "$2" 2>/dev/null | head -n1; }
 
-add_user "${TAG}a"
-add_user "${TAG}b"
-add_user "${TAG}c"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"
-IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC")
+new_user a; new_user b; new_user c
 CONF="$T/autogroup.conf"
 printf '*  weight  100\n%s  weight  400\n%s  max  150%%\n%s  idle  yes\n' "$UB" "$UB" "$UC" >"$CONF"
 chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' \
-        "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
-printf 'session required pam_permit.so\nsession required %s root=%s conf=%s strict delegate=yes\n' \
-        "$AG_MODULE" "$ROOT" "$CONF" >"$T/agstrict"
+pam_other
+pam_service agtest "root=$ROOT conf=$CONF debug delegate=yes"
+CONTROL=required pam_service agstrict "root=$ROOT conf=$CONF strict delegate=yes"
 # the module's own return code through the stack: PAM_IGNORE jumps over
 # pam_deny (-> PAM_SUCCESS), anything else runs into it (-> PAM_SESSION_ERR)
 printf 'session [ignore=1 default=ok] %s root=%s conf=%s\nsession requisite pam_deny.so\nsession required pam_permit.so\n' \
@@ -119,11 +101,11 @@ check_eq "the container sees its own cgroup as the root" "/" "$(cat "$T/ct.selfc
 check "the container's root offers cpu" grep -qw cpu "$T/ct.controllers"
 check_not "  but has not enabled it for its children" grep -qw cpu "$T/ct.subtree-before"
 check "the container's root holds its running service" grep -qx "$SVC" "$T/ct.procs-before"
-check_eq "login before container-init, module optional: the login opens" "PAM_SUCCESS" "$(field open "$T/ct.before")"
-check_eq "  the module returned PAM_IGNORE (probe stack)" "PAM_SUCCESS" "$(field open "$T/ct.probe")"
-check_eq "  required + strict: PAM_SESSION_ERR" "PAM_SESSION_ERR" "$(field open "$T/ct.strict")"
-check_eq "  the caller stayed where it was" "/" "$(field cgroup "$T/ct.before")"
-check_eq "  no AUTOGROUP_SESSION" "" "$(field AUTOGROUP_SESSION "$T/ct.before")"
+check_eq "login before container-init, module optional: the login opens" "PAM_SUCCESS" "$(val open "$T/ct.before")"
+check_eq "  the module returned PAM_IGNORE (probe stack)" "PAM_SUCCESS" "$(val open "$T/ct.probe")"
+check_eq "  required + strict: PAM_SESSION_ERR" "PAM_SESSION_ERR" "$(val open "$T/ct.strict")"
+check_eq "  the caller stayed where it was" "/" "$(val cgroup "$T/ct.before")"
+check_eq "  no AUTOGROUP_SESSION" "" "$(val AUTOGROUP_SESSION "$T/ct.before")"
 log_has "  one log line tells the administrator what to do" \
         "holds processes and is not the system's root cgroup .*run 'autogroup container-init' as root"
 if have_syslog; then
@@ -146,9 +128,9 @@ check_eq "  init/ is root's" root "$(owner "$CT/init")"
 check "  cpu enabled in the container root's cgroup.subtree_control" grep -qw cpu "$CT/cgroup.subtree_control"
 check_eq "container-init again: exit 0, nothing to do" "0 cpu already enabled below /sys/fs/cgroup: nothing to do" \
         "$(cat "$T/ct.init2.rc" 2>/dev/null) $(cat "$T/ct.init2" 2>/dev/null)"
-check_eq "logins after container-init: PAM_SUCCESS" "PAM_SUCCESS PAM_SUCCESS" "$(field open "$T/ct.a") $(field open "$T/ct.b")"
-SA=$(field AUTOGROUP_SESSION "$T/ct.a"); SB=$(field AUTOGROUP_SESSION "$T/ct.b")
-check_eq "  the caller in its session's login/ (the container's view)" "$SA/login" "$(field cgroup "$T/ct.a")"
+check_eq "logins after container-init: PAM_SUCCESS" "PAM_SUCCESS PAM_SUCCESS" "$(val open "$T/ct.a") $(val open "$T/ct.b")"
+SA=$(val AUTOGROUP_SESSION "$T/ct.a"); SB=$(val AUTOGROUP_SESSION "$T/ct.b")
+check_eq "  the caller in its session's login/ (the container's view)" "$SA/login" "$(val cgroup "$T/ct.a")"
 check_eq "  user B's group: cpu.weight 400" 400 "$(cat "$CT/$ROOT/user-$IB/cpu.weight" 2>/dev/null)"
 check_eq "  user B's group: cpu.max 150%" "150000 100000" "$(cat "$CT/$ROOT/user-$IB/cpu.max" 2>/dev/null)"
 check_eq "  user A's group: cpu.weight 100" 100 "$(cat "$CT/$ROOT/user-$IA/cpu.weight" 2>/dev/null)"
@@ -156,7 +138,7 @@ check_eq "  the session directory is the user's" "$UA" "$(owner "$CT$SA")"
 check "  login/ has the cpu controller" test -f "$CT$SB/login/cpu.weight"
 check "  status inside the container shows both users" grep -q "user-$IB" "$T/ct.status"
 touch "$T/ct.go"; wait "$CTPID" 2>/dev/null
-check_eq "logout: both closes PAM_SUCCESS" "PAM_SUCCESS PAM_SUCCESS" "$(field close "$T/ct.a") $(field close "$T/ct.b")"
+check_eq "logout: both closes PAM_SUCCESS" "PAM_SUCCESS PAM_SUCCESS" "$(val close "$T/ct.a") $(val close "$T/ct.b")"
 check_eq "  the sessions and user groups are gone" "" "$(ls -d "$CT/$ROOT"/user-* 2>/dev/null)"
 kill "$SVC" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$SVC" ] || break; sleep 0.05; done
 rm_cgroup_tree "$CT"
@@ -198,20 +180,20 @@ TERM
 # session (v2, delegate=yes), root's leaf-1 where delegate=yes is refused (v1)
 tab_checks() {
         local n=$1 at=$2 w=$3 S P L
-        S=$(field AUTOGROUP_SESSION "$T/$n.out"); P=$(field pid "$U/$n.tab" | cut -d' ' -f1)
+        S=$(val AUTOGROUP_SESSION "$T/$n.out"); P=$(val pid "$U/$n.tab" | cut -d' ' -f1)
         L=${4:-sid-$P}
         sed "s/^/# $n: /" "$U/$n.tab"
-        check_eq "($n) login and logout: PAM_SUCCESS" "PAM_SUCCESS PAM_SUCCESS" "$(field open "$T/$n.out") $(field close "$T/$n.out")"
+        check_eq "($n) login and logout: PAM_SUCCESS" "PAM_SUCCESS PAM_SUCCESS" "$(val open "$T/$n.out") $(val close "$T/$n.out")"
         check "($n) the module's AUTOGROUP_SESSION names root=$ROOT (not the default)" grep -q "^AUTOGROUP_SESSION=/$ROOT/user-$IA/[^/]*\$" "$T/$n.out"
-        check_eq "($n) the terminal has it and leads its session" "$S $P sid=$P" "$(field hint "$U/$n.tab") $(field pid "$U/$n.tab")"
+        check_eq "($n) the terminal has it and leads its session" "$S $P sid=$P" "$(val hint "$U/$n.tab") $(val pid "$U/$n.tab")"
         check_eq "($n) enter without the hint: the default root, nothing, exit 0" \
-                "[$P: not inside a pam_autogroup session of this user, nothing to do] rc=0 cg=$S/login" "$(field nohint "$U/$n.tab")"
+                "[$P: not inside a pam_autogroup session of this user, nothing to do] rc=0 cg=$S/login" "$(val nohint "$U/$n.tab")"
         check_eq "($n) enter (no --root): moved into its $L leaf of the session of root=$ROOT" \
-                "[$P: moved into its leaf: $S/$L] rc=0 cg=$S/$L" "$(field enter "$U/$n.tab")"
+                "[$P: moved into its leaf: $S/$L] rc=0 cg=$S/$L" "$(val enter "$U/$n.tab")"
         check_eq "($n) enter again: already there" \
-                "[$P: already in its leaf, nothing to do: $S/$L] rc=0 cg=$S/$L" "$(field again "$U/$n.tab")"
-        check_eq "($n) the leaf is a cpu group of its own: weight $w" "$w" "$(field weight "$U/$n.tab")"
-        check_eq "($n) status (no --root): exit 0" 0 "$(field status_rc "$U/$n.tab")"
+                "[$P: already in its leaf, nothing to do: $S/$L] rc=0 cg=$S/$L" "$(val again "$U/$n.tab")"
+        check_eq "($n) the leaf is a cpu group of its own: weight $w" "$w" "$(val weight "$U/$n.tab")"
+        check_eq "($n) status (no --root): exit 0" 0 "$(val status_rc "$U/$n.tab")"
         check "($n) status lists the session of root=$ROOT" grep -q "$(basename "$S")" "$U/$n.status"
         check "($n)   and the terminal's leaf" grep -q "$L" "$U/$n.status"
         check_not "($n) status without the hint: not that session" grep -q "$(basename "$S")" "$U/$n.status-nohint"
@@ -223,7 +205,7 @@ section "1b. cgroup v2 with cpu, no container: a nested terminal finds root= fro
 tab_checks v2 "$CG2" 100
 # idle yes: the user's group gets cpu.idle 1 (cpu.weight and cpu.max: tests/guest/test-v2.sh)
 "$AGDRV" --pam "$T" agtest "$UC" open env run-user "cat $CG2/$ROOT/user-$IC/cpu.idle >$U/idle.c" close >"$T/idle.out" 2>&1
-check_eq "idle yes: the user's group has cpu.idle 1 (v2)" "PAM_SUCCESS 1" "$(field open "$T/idle.out") $(cat "$U/idle.c" 2>/dev/null)"
+check_eq "idle yes: the user's group has cpu.idle 1 (v2)" "PAM_SUCCESS 1" "$(val open "$T/idle.out") $(cat "$U/idle.c" 2>/dev/null)"
 check_eq "the user groups are gone" "" "$(ls -d "$CG2/$ROOT"/user-* 2>/dev/null)"
 rm_cgroup_tree "$CG2/$ROOT"     # (section 2 needs a v2 tree without cpu users)
 
@@ -258,7 +240,7 @@ check "  the service is in init/" grep -qx "$SVC2" "$CT2/init/cgroup.procs"
 check_eq "  the container sees itself in /init" "/init" "$(cat "$T/c2.selfcg" 2>/dev/null)"
 check "  cpu enabled in the container root's cgroup.subtree_control" grep -qw cpu "$CT2/cgroup.subtree_control"
 check_eq "the login in the container: the caller in its session's login/" \
-        "$(field AUTOGROUP_SESSION "$T/c2.out")/login" "$(field cgroup "$T/c2.out")"
+        "$(val AUTOGROUP_SESSION "$T/c2.out")/login" "$(val cgroup "$T/c2.out")"
 tab_checks c2 "$CT2" 100
 check_eq "the user groups are gone" "" "$(ls -d "$CT2/$ROOT"/user-* 2>/dev/null)"
 kill "$SVC2" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$SVC2" ] || break; sleep 0.05; done
@@ -288,9 +270,9 @@ sh -c "echo \$\$ >$NC/ct/cgroup.procs && unshare -C -m --propagation private bas
 sed 's/^/# enter: /' "$T/c3.enter" 2>/dev/null; sed 's/^/# container-init: /' "$T/c3.init" 2>/dev/null
 check_eq "the container's script ran to its end" 0 "$(cat "$T/c3.rc" 2>/dev/null)"
 check_not "the container's root does not offer cpu" grep -qw cpu "$T/c3.controllers"
-check_eq "login, module optional: PAM_IGNORE (through the probe stack)" "PAM_SUCCESS" "$(field open "$T/c3.probe")"
-check_eq "  the caller stayed where it was" "/" "$(field cgroup "$T/c3.probe")"
-check_eq "  required + strict: PAM_SESSION_ERR" "PAM_SESSION_ERR" "$(field open "$T/c3.strict")"
+check_eq "login, module optional: PAM_IGNORE (through the probe stack)" "PAM_SUCCESS" "$(val open "$T/c3.probe")"
+check_eq "  the caller stayed where it was" "/" "$(val cgroup "$T/c3.probe")"
+check_eq "  required + strict: PAM_SESSION_ERR" "PAM_SESSION_ERR" "$(val open "$T/c3.strict")"
 log_has "  logged: no cpu controller" "no cpu controller available \\(cgroup2 at /sys/fs/cgroup lacks cpu\\), session not grouped"
 check "enter in a session-leading shell: nothing to do, exit 0" grep -qx "rc=0" "$T/c3.enter"
 check "  (--verbose says why)" grep -q "nothing to do" "$T/c3.enter"
@@ -309,8 +291,8 @@ unshare -m --propagation private sh -c "mount -t tmpfs none /sys/fs/cgroup || ex
         >"$T/nf.out" 2>&1
 echo "# rc $?: $(cat "$T/nf.out")"
 sed 's/^/# enter: /' "$T/nf.enter" 2>/dev/null
-check_eq "login, module optional: PAM_IGNORE (through the probe stack)" "PAM_SUCCESS" "$(field open "$T/nf.probe")"
-check_eq "  required + strict: PAM_SESSION_ERR" "PAM_SESSION_ERR" "$(field open "$T/nf.strict")"
+check_eq "login, module optional: PAM_IGNORE (through the probe stack)" "PAM_SUCCESS" "$(val open "$T/nf.probe")"
+check_eq "  required + strict: PAM_SESSION_ERR" "PAM_SESSION_ERR" "$(val open "$T/nf.strict")"
 log_has "  logged: no cgroup file system" "no cgroup filesystem is mounted, session not grouped"
 check_eq "enter: nothing to do (no cgroup hierarchy), exit 0" "no cgroup hierarchy: nothing to do rc=0" "$(tr '\n' ' ' <"$T/nf.enter" | sed 's/ $//')"
 
@@ -340,10 +322,10 @@ check_not "cgroup v2 no longer offers cpu" grep -qw cpu "$CG2/cgroup.controllers
         wait-file "$T/v1.go" close cgroup >"$T/v1.out" 2>&1 &
 PV1=$!; track_pid "$PV1"
 wait_for "$U/v1.sleep" '^[0-9]+$'; VS=$(cat "$U/v1.sleep" 2>/dev/null); track_pid "$VS"
-S=$(field AUTOGROUP_SESSION "$T/v1.out")
-check_eq "login: PAM_SUCCESS" "PAM_SUCCESS" "$(field open "$T/v1.out")"
+S=$(val AUTOGROUP_SESSION "$T/v1.out")
+check_eq "login: PAM_SUCCESS" "PAM_SUCCESS" "$(val open "$T/v1.out")"
 log_has "the module found the v1 hierarchy in mountinfo" "using cgroup v1 hierarchy at $V1\$"
-check_eq "the caller in login/ of the v1 tree" "$S/login" "$(field cgroup "$T/v1.out")"
+check_eq "the caller in login/ of the v1 tree" "$S/login" "$(val cgroup "$T/v1.out")"
 check "/proc/PID/cgroup names the co-mounted controllers" grep -qx "[0-9]*:cpu,cpuacct:$S/login" "/proc/$VS/cgroup"
 check_eq "user B's group: cpu.shares 4096 (weight 400)" 4096 "$(cat "$V1/$ROOT/user-$IB/cpu.shares" 2>/dev/null)"
 check_eq "user B's group: cpu.cfs_quota_us 150000 (max 150%)" 150000 "$(cat "$V1/$ROOT/user-$IB/cpu.cfs_quota_us" 2>/dev/null)"
@@ -375,7 +357,7 @@ check_eq "the user cannot raise the session's shares" 1024 "$(cat "$V1$S/cpu.sha
 tab_checks v1t "$V1" 1024 leaf-1
 kill "$VS" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$VS" ] || break; sleep 0.05; done
 touch "$T/v1.go"; wait "$PV1" 2>/dev/null
-check_eq "logout: PAM_SUCCESS" "PAM_SUCCESS" "$(field close "$T/v1.out")"
+check_eq "logout: PAM_SUCCESS" "PAM_SUCCESS" "$(val close "$T/v1.out")"
 check "the session and the user group are removed" test ! -e "$V1$S" -a ! -e "$V1/$ROOT/user-$IB"
 rmdir "$V1/$ROOT" 2>/dev/null
 umount "$V1" && rmdir "$V1"

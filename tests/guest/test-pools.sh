@@ -11,33 +11,19 @@
 require_root
 require_guest_v2
 
-ROOT="agpool-$$"
-CG="$CG2/$ROOT"
-AG_CGROOTS="$CG"
+test_root agpool "$CG2"
 start_syslog || true
 PA="$CG/pool-alpha"; PB="$CG/pool-beta"
 
 add_group "${TAG}g"
-add_user "${TAG}a" "${TAG}g"
-add_user "${TAG}b" "${TAG}g"
-add_user "${TAG}c"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"
-IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC")
-conf() { # conf FILE POOL-OF-A
-        cat >"$1" <<CONF
-@${TAG}g        pool     alpha
-$UC             pool     beta
-$UA             pool     $2
-$UB             weight   200
-pool:alpha      weight   300
-pool:beta       weight   100
-pool:beta       max      150%
-CONF
-        chmod 644 "$1"
+new_user a "${TAG}g"; new_user b "${TAG}g"; new_user c
+conf() { # conf FILE POOL-OF-A: alpha = @g (users a, b), beta = c
+        conf_file "$1" "@${TAG}g pool alpha" "$UC pool beta" "$UA pool $2" "$UB weight 200" \
+                "pool:alpha weight 300" "pool:beta weight 100" "pool:beta max 150%"
 }
 conf "$T/c1.conf" alpha
 conf "$T/c2.conf" beta
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+pam_other
 # section 6: equal user weights, the one-user pool the heavier one, so that
 # pools and flat per-user groups give clearly different shares
 cat >"$T/c3.conf" <<CONF
@@ -48,25 +34,15 @@ pool:beta       weight   300
 CONF
 chmod 644 "$T/c3.conf"
 for i in 1 2 3; do
-        printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes\n' \
-                "$AG_MODULE" "$ROOT" "$T/c$i.conf" >"$T/agp$i"
+        pam_service agp$i "root=$ROOT conf=$T/c$i.conf delegate=yes"
 done
-drv() { "$AGDRV" --pam "$T" "$@"; }
-bg() { # bg NAME SVC USER ACTIONS...: a session open until $T/NAME.go exists
-        local n="$1" s="$2" u="$3"; shift 3
-        drv "$s" "$u" open env cgroup "$@" wait-file "$T/$n.go" close cgroup >"$T/$n.out" 2>&1 &
-        track_pid $!
-        eval "PID_$n=$!"
-        wait_for "$T/$n.out" '^cgroup='
-}
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
-owner() { stat -c %U "$1" 2>/dev/null; }
+BG_SVC=agp1                     # bg's sessions (lib.sh): pool member service agp1
 section() { echo "# $* (uptime $(cut -d' ' -f1 /proc/uptime) s)"; }
 
 section "1. pools on cgroup v2: <root>/pool-<name>/user-<uid>/<session>/login"
-bg a1 agp1 "$UA" spawn-user "sleep 300 & echo \$! > $U/a1.sleep; wait"
-bg b1 agp1 "$UB"
-bg c1 agp1 "$UC"
+bg a1 "$UA" spawn-user "sleep 300 & echo \$! > $U/a1.sleep; wait"
+bg b1 "$UB"
+bg c1 "$UC"
 wait_for "$U/a1.sleep" '^[0-9]+$'; SLEEPER=$(cat "$U/a1.sleep"); track_pid "$SLEEPER"
 SA=$(val AUTOGROUP_SESSION a1); SB=$(val AUTOGROUP_SESSION b1); SC=$(val AUTOGROUP_SESSION c1)
 check_eq "all three sessions opened" "" "$(grep -L '^open=PAM_SUCCESS' "$T/a1.out" "$T/b1.out" "$T/c1.out")"
@@ -104,15 +80,6 @@ check_eq "session below a pool owned by the user" "$UA" "$(owner "$CG2$SA")"
 check_eq "session cpu.weight stays root's" root "$(owner "$CG2$SA/cpu.weight")"
 
 section "4. attacks as the user (one shell: execs are slow under emulation)"
-ATTACKS="$T/attacks"; : >"$ATTACKS"
-attack() { printf '%s\t%s\n' "$1" "$2" >>"$ATTACKS"; }
-run_attacks() {
-        as_user "$1" "while IFS='	' read -r d c; do if (eval \"\$c\") >/dev/null 2>&1; then echo \"BAD	\$d\"; else echo \"OK	\$d\"; fi; done <$ATTACKS" >"$T/attacks.out" 2>&1
-        while IFS='	' read -r d _; do
-                if grep -qxF "OK	$d" "$T/attacks.out"; then ok "$d"; else not_ok "$d"; fi
-        done <"$ATTACKS"
-        : >"$ATTACKS"
-}
 attack "user cannot write the pool's cpu.weight" "echo 10000 > $PA/cpu.weight"
 attack "user cannot lift the other pool's cap" "echo max > $PB/cpu.max"
 attack "user cannot write the pool's cgroup.subtree_control" "echo -cpu > $PA/cgroup.subtree_control"

@@ -15,18 +15,12 @@
 require_root
 require_guest_v2
 
-ROOT="agtest-$$"
-CG="$CG2/$ROOT"
-AG_CGROOTS="$CG"
+test_root agtest "$CG2"
 start_syslog || true
 echo "# kernel $(uname -r), $(nproc) cpu(s), root cgroup.subtree_control: $(cat $CG2/cgroup.subtree_control)"
 check "cpu enabled for the children of the root cgroup" grep -qw cpu "$CG2/cgroup.subtree_control"
 
-add_user "${TAG}a"
-add_user "${TAG}b"
-add_user "${TAG}c"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"
-IA=$(id -u "$UA"); IB=$(id -u "$UB")
+new_user a; new_user b; new_user c
 
 CONF="$T/autogroup.conf"
 cat >"$CONF" <<CONF
@@ -36,20 +30,9 @@ $UB             weight   400
 $UB             max      150%
 CONF
 chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug delegate=yes\n' \
-        "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
-drv() { "$AGDRV" --pam "$T" agtest "$@"; }
-# bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
-bg() {
-        local n="$1" u="$2"; shift 2
-        drv "$u" open env cgroup "$@" wait-file "$T/$n.go" close cgroup >"$T/$n.out" 2>&1 &
-        track_pid $!
-        eval "PID_$n=$!"
-        wait_for "$T/$n.out" '^cgroup='
-}
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
-owner() { stat -c %U "$1" 2>/dev/null; }
+pam_other
+pam_service agtest "root=$ROOT conf=$CONF debug delegate=yes"
+SVC=agtest                      # drv and bg (lib.sh)
 # section TITLE: a header with the guest's uptime, to see where the time goes
 section() { echo "# $* (uptime $(cut -d' ' -f1 /proc/uptime) s)"; }
 procs() { tr '\n' ' ' <"$1/cgroup.procs" | sed 's/ $//'; }
@@ -111,18 +94,6 @@ check "a session process moves itself login/ -> leaf -> login/" test -f "$U/self
 check "that session (with its leaf) is gone after close" test ! -e "$CG2$(val AUTOGROUP_SESSION self)"
 
 section "5. security rules 1 and 2 on v2, attacked as the user"
-# attack DESCRIPTION COMMAND: queue an attack; run_attacks USER runs the queue
-# in one shell as USER (one exec instead of one each: execs are slow under
-# emulation) and expects every command to fail.
-ATTACKS="$T/attacks"; : >"$ATTACKS"
-attack() { printf '%s\t%s\n' "$1" "$2" >>"$ATTACKS"; }
-run_attacks() {
-        as_user "$1" "while IFS='	' read -r d c; do if (eval \"\$c\") >/dev/null 2>&1; then echo \"BAD	\$d\"; else echo \"OK	\$d\"; fi; done <$ATTACKS" >"$T/attacks.out" 2>&1
-        while IFS='	' read -r d _; do
-                if grep -qxF "OK	$d" "$T/attacks.out"; then ok "$d"; else not_ok "$d"; fi
-        done <"$ATTACKS"
-        : >"$ATTACKS"
-}
 attack "user cannot write own session cpu.weight" "echo 10000 > $CG2$S1/cpu.weight"
 attack "user cannot write own session cpu.max" "echo max > $CG2$S1/cpu.max"
 attack "user cannot write own user group cpu.weight" "echo 10000 > $CG/user-$IA/cpu.weight"

@@ -12,7 +12,6 @@
 HL_LOGSOCK="$T/log.sock"
 HL_HOSTDEV="$T/hostdev"       # the real /dev, bound here inside each namespace
 HL_DEV="$T/dev"               # made once: a symlink per /dev entry, and log
-HELPER="$abs_top_builddir/helper/autogroup"
 
 # hl_syslog_start: the capture socket (a logcap of our own, killed at exit)
 # and the replacement /dev

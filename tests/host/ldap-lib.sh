@@ -22,17 +22,27 @@ LD_NS=""                # the lane's mount namespace (readlink of /proc/PID/ns/m
 LD_STARTED=""           # PID:start-time of every process the lane started
 
 # ldap_lane: the names every directory lane uses: its cgroup root (cleaned
-# up by ag_cleanup), the helper, and the host's nsswitch.conf as it was
+# up by ag_cleanup), and the host's nsswitch.conf as it was
 ldap_lane() {
-        ROOT="agtest-$$"
-        CG="$CPU/$ROOT"
-        AG_CGROOTS="$CG"
-        HELPER="$abs_top_builddir/helper/autogroup"
+        test_root agtest
         NSS_BEFORE=$(sha256sum /etc/nsswitch.conf)
 }
 
 # ld_track PID: remember a process the lane started, with its start time
 # (pid_start, tests/lib.sh), for ldap_leftovers
+# ld_ready PID STEP LOG COMMAND...: wait until COMMAND succeeds (100 tries,
+# STEP seconds apart) while the daemon PID lives; else LOG to stderr, fail
+ld_ready() {
+        local pid="$1" step="$2" log="$3" _
+        shift 3
+        for _ in $(seq 100); do
+                "$@" && return 0
+                kill -0 "$pid" 2>/dev/null || break
+                sleep "$step"
+        done
+        cat "$log" >&2
+        return 1
+}
 ld_track() {
         local t
         t=$(pid_start "$1")
@@ -129,14 +139,11 @@ CONF
         slapd -d 0 -f "$LD/slapd.conf" -h "$LD_URI" >"$LD/slapd.log" 2>&1 &
         LD_SLAPD_PID=$!
         ld_track "$LD_SLAPD_PID"
-        for _ in $(seq 100); do
-                ldapsearch -x -LLL -H "$LD_URI" -b "" -s base namingContexts >/dev/null 2>&1 && return 0
-                kill -0 "$LD_SLAPD_PID" 2>/dev/null || break
-                sleep 0.1
-        done
-        cat "$LD/slapd.log" >&2
-        return 1
+        ld_ready "$LD_SLAPD_PID" 0.1 "$LD/slapd.log" ldap_up
 }
+
+# ldap_up: slapd answers a search of its root DSE
+ldap_up() { ldapsearch -x -LLL -H "$LD_URI" -b "" -s base namingContexts >/dev/null 2>&1; }
 
 ldap_stop_slapd() {
         [ -n "$LD_SLAPD_PID" ] || return 0
@@ -224,13 +231,7 @@ ldap_start_nslcd() {
         nsenter -t "$LD_HOLDER_PID" -m -- nslcd -n ${NSLCD_DEBUG:+-d} >"$LD/nslcd.log" 2>&1 &
         LD_NSLCD_PID=$!
         ld_track "$LD_NSLCD_PID"
-        for _ in $(seq 100); do
-                [ -S "/proc/$LD_HOLDER_PID/root/run/nslcd/socket" ] && return 0
-                kill -0 "$LD_NSLCD_PID" 2>/dev/null || break
-                sleep 0.05
-        done
-        cat "$LD/nslcd.log" >&2
-        return 1
+        ld_ready "$LD_NSLCD_PID" 0.05 "$LD/nslcd.log" test -S "/proc/$LD_HOLDER_PID/root/run/nslcd/socket"
 }
 
 ldap_stop_nslcd() {

@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2154  # PID_<name> are set with eval by hold
 # CPU accounting per session and per user, through the real
 # module and real libpam on the host's cgroup v1, where cpuacct is a hierarchy
 # of its own (/sys/fs/cgroup/cpuacct beside /sys/fs/cgroup/cpu):
@@ -23,42 +24,30 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
-ACCT=/sys/fs/cgroup/cpuacct
-if [ ! -f "$ACCT/cpuacct.usage" ] || [ -f "$ACCT/cpu.shares" ] || [ -f "$CPU/cpuacct.usage" ]; then
-        echo "1..0 # SKIP no cpuacct hierarchy of its own at $ACCT"; exit 77
-fi
-command -v perl >/dev/null || { echo "1..0 # SKIP needs perl (the CPU burner)"; exit 77; }
+require_v1_cpu
+require_own_cpuacct
+require_cmds "perl: the CPU burner" perl
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
+test_root agtest
 AC="$ACCT/$ROOT"
 OA="$ACCT/agorig-$$"            # a cpuacct group of the login's own, outside <root> (section 8b)
 OC="$CPU/agorig-$$"             # and its cpu group
 AG_CGROOTS="$CG $AC $OA $OC"
 hl_syslog_start || { not_ok "syslog capture started"; finish; }
 
-add_user "${TAG}a"
-add_user "${TAG}b"
-add_user "${TAG}c"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"
-IA=$(id -u "$UA"); IC=$(id -u "$UC")
+new_user a; new_user b; new_user c
 CONF="$T/autogroup.conf"
 printf '* weight 100\n%s sessions no\n' "$UC" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacct"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s noaudit\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agacctna"
-HELPER="$abs_top_builddir/helper/autogroup"
+pam_other
+pam_service agacct "root=$ROOT conf=$CONF"
+pam_service agacctna "root=$ROOT conf=$CONF noaudit"
 PFX='pam_autogroup\(agacct:session\): '
-# drv USER ACTIONS...: a login through libpam in a namespace whose syslog is ours
-drv() { nsrun 'exec timeout -k 5 120 "$@"' "$AGDRV" --pam "$T" agacct "$@"; }
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+# drv USER ACTIONS... (lib.sh): a login through libpam in a namespace whose syslog is ours
+SVC=agacct; BOUND=120; DRV_WRAP=(nsrun 'exec "$@"')
 # field NAME LINE: the value of NAME=... in a close line
 field() { printf '%s\n' "$2" | sed -n "s/.* $1=\([0-9?]*\).*/\1/p"; }
 # closeline PATH STATE: the captured close line of that session
 closeline() { grep -E -- "${PFX}session $(re_escape "$1") $2: " "$SYSLOG" | tail -n1; }
-# between LOW HIGH VALUE
-between() { [ -n "$3" ] && [ "$3" != "?" ] && [ "$3" -ge "$1" ] && [ "$3" -le "$2" ]; }
 # about 1 s of user CPU, then exits (times() only every 100,000 rounds: it is a system call)
 BURN1='perl -e "while ((times)[0] < 1.0) { for (1 .. 100000) {} }"'
 SPIN='perl -e "1 while 1"'
@@ -102,11 +91,8 @@ else
 fi
 
 echo "# 4. the cpuacct mirror of a live session"
-nsrun 'exec "$@"' "$AGDRV" --pam "$T" agacct "$UA" open env cgroup \
-        spawn-user "echo \$\$ > $U/a.pid; exec sleep 300" wait-file "$T/a.go" close >"$T/a.out" 2>&1 &
-track_pid $!; PID_a=$!
-wait_for "$T/a.out" '^cgroup=' && wait_for "$U/a.pid" '^[0-9]+$'
-SA=$(val AUTOGROUP_SESSION a); PA=$(cat "$U/a.pid"); track_pid "$PA"
+BOUND='' hold a "$UA" cgroup
+SA=$(val AUTOGROUP_SESSION a); PA=$HOLD_PID
 check "mirror of the session exists: $ACCT$SA" test -d "$ACCT$SA"
 check_eq "mirror owned by root" root "$(stat -c %U "$ACCT$SA")"
 check_eq "mirror's cgroup.procs owned by root" root "$(stat -c %U "$ACCT$SA/cgroup.procs")"
@@ -114,11 +100,8 @@ check_eq "mirror's user group owned by root" root "$(stat -c %U "$AC/user-$IA")"
 check_eq "mirror has no leaf (session level only)" "" "$(find "$ACCT$SA" -mindepth 1 -type d)"
 check "the login's process is in the mirror" grep -qx "[0-9]*:cpuacct:$SA" "/proc/$PA/cgroup"
 check "and in login/ of the cpu hierarchy" grep -qx "[0-9]*:cpu:$SA/login" "/proc/$PA/cgroup"
-nsrun 'exec "$@"' "$AGDRV" --pam "$T" agacct "$UB" open env \
-        spawn-user "echo \$\$ > $U/b.pid; exec sleep 300" wait-file "$T/b.go" close >"$T/b.out" 2>&1 &
-track_pid $!; PID_b=$!
-wait_for "$T/b.out" '^AUTOGROUP_SESSION=' && wait_for "$U/b.pid" '^[0-9]+$'
-SB=$(val AUTOGROUP_SESSION b); track_pid "$(cat "$U/b.pid")"
+BOUND='' hold b "$UB"
+SB=$(val AUTOGROUP_SESSION b)
 check_not "user cannot move into own mirror" as_user "$UA" "echo \$\$ > $ACCT$SA/cgroup.procs"
 check_not "user cannot move into another user's mirror" as_user "$UA" "echo \$\$ > $ACCT$SB/cgroup.procs"
 check_not "user cannot move another user's process" as_user "$UA" "echo $(cat "$U/b.pid") > $ACCT$SA/cgroup.procs"
@@ -132,13 +115,8 @@ check "moved to one of root's leaves in the cpu hierarchy" grep -qx "[0-9]*:cpu:
 check "still in the session's mirror" grep -qx "[0-9]*:cpuacct:$SA" "/proc/$PA/cgroup"
 
 echo "# 5. status: CPU time of sessions and users grows while spinners run"
-nsrun 'exec "$@"' "$AGDRV" --pam "$T" agacct "$UA" open env \
-        spawn-user "$SPIN & echo \$! > $U/spin.pid; wait" wait-file "$T/s.go" close >"$T/s.out" 2>&1 &
-track_pid $!; PID_s=$!
-wait_for "$T/s.out" '^AUTOGROUP_SESSION=' && wait_for "$U/spin.pid" '^[0-9]+$'
-SS=$(val AUTOGROUP_SESSION s); track_pid "$(cat "$U/spin.pid")"
-# cpu_usec of the node with that path in status --json
-scpu() { P="$2" perl -ne 'print "$1\n" if /"path":"\Q$ENV{P}\E","kind":"[a-z]+"[^{}]*?"cpu_usec":(\d+|null)/' "$1"; }
+BOUND='' HOLD_CMD="$SPIN & echo \$! >@PID@; wait" hold s "$UA"
+SS=$(val AUTOGROUP_SESSION s)
 sleep 0.5
 "$HELPER" --root "$ROOT" status --json >"$T/st1.json" 2>&1
 sleep 1
@@ -148,8 +126,8 @@ c1=$(scpu "$T/st1.json" "$SS"); c2=$(scpu "$T/st2.json" "$SS")
 u1=$(scpu "$T/st1.json" "/$ROOT/user-$IA"); u2=$(scpu "$T/st2.json" "/$ROOT/user-$IA")
 echo "# spinner session: $c1 then $c2 us; user group: $u1 then $u2 us"
 check "status: session CPU time is a number: $c1" between 1 1000000000 "$c1"
-check "status: session CPU time grew while the spinner ran: $c1 -> $c2" between "$((c1 + 1))" 1000000000 "$c2"
-check "status: user group CPU time grew: $u1 -> $u2" between "$((u1 + 1))" 1000000000 "$u2"
+check_grew "status: session CPU time grew while the spinner ran" "$c1" "$c2" 1000000000
+check_grew "status: user group CPU time grew" "$u1" "$u2" 1000000000
 check "status: cpuacct mount named in the JSON" grep -q "\"cpuacct_mount\":\"$ACCT\"" "$T/st2.json"
 check "status table: the session row has a CPU time, not '-'" grep -qE "$(basename "$SS") +.* [0-9.]+(ms|s)\$" "$T/st2.txt"
 check "status table: says where CPU time comes from" grep -q "cpuacct hierarchy at $ACCT" "$T/st2.txt"
@@ -159,7 +137,7 @@ check "status as the user shows the CPU time too" between 1 1000000000 "$(scpu "
 slinger() { P="$2" perl -ne 'print "$1\n" if /"path":"\Q$ENV{P}\E","kind":"session","lingering":(true|false|null)/' "$1"; }
 check_eq "status: a live session is not lingering (JSON)" false "$(slinger "$T/st2.json" "$SS")"
 check_not "status table: a live session is not marked lingering" grep -q "$(basename "$SS") (lingering)" "$T/st2.txt"
-kill "$(cat "$U/spin.pid")" 2>/dev/null
+kill "$(cat "$U/s.pid")" 2>/dev/null
 touch "$T/s.go"; wait "$PID_s" 2>/dev/null
 L=$(closeline "$SS" closed)
 check "spinner session: close line has at least the CPU status saw: $(field cpu_usec "$L")" between "$c2" 100000000000 "$(field cpu_usec "$L")"

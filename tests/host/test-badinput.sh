@@ -29,24 +29,22 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+require_v1_cpu
 
 CORPUS="$abs_top_srcdir/tests/corpus"
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
+test_root agtest
 hl_syslog_start || { not_ok "syslog capture started"; finish; }
 
-add_user "${TAG}u"
+new_user u
 USR="${TAG}u"
 UID_=$(id -u "$USR")
 UG="$CPU/$ROOT/user-$UID_"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+pam_other
 have_helper=false
 [ -x "$HELPER" ] && have_helper=true
 
-# Run agdrv in the syslog namespace, bounded in time.
-drv() { nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" "$@"; }
+# drv (lib.sh): agdrv in the syslog namespace, bounded in time
+BOUND=60; DRV_WRAP=(nsrun 'exec "$@"')
 
 # A file root cannot read: a write-only sysfs attribute (kernfs refuses to
 # open it for reading with EACCES, CAP_DAC_OVERRIDE or not).
@@ -108,10 +106,8 @@ for exp in "$CORPUS"/*.expect; do
         setup=$(sed -n 's/^setup //p' "$exp")
         setup_case "$setup" "$dir" "$conf" || { not_ok "$name: setup"; continue; }
         svc="bi-$name"; ssvc="bs-$name"
-        printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' \
-                "$AG_MODULE" "$ROOT" "$conf" >"$T/$svc"
-        printf 'session required pam_permit.so\nsession required %s root=%s conf=%s strict\n' \
-                "$AG_MODULE" "$ROOT" "$conf" >"$T/$ssvc"
+        pam_service "$svc" "root=$ROOT conf=$conf debug"
+        CONTROL=required pam_service "$ssvc" "root=$ROOT conf=$conf strict"
         rm -f "$U/$name.shares" "$U/$name.quota"
         drv "$svc" "$USR" open cgroup \
                 run-user "cat $UG/cpu.shares > $U/$name.shares; cat $UG/cpu.cfs_quota_us > $U/$name.quota" \
@@ -199,8 +195,8 @@ while IFS=$'\t' read -r opts outcome logre; do
         i=$((i + 1))
         opts=${opts//\{ROOT\}/$ROOT}; opts=${opts//\{CONF\}/$good}; opts=${opts//\{DIR\}/$T/opt}
         svc="bo-$i"; ssvc="bos-$i"
-        printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$opts" >"$T/$svc"
-        printf 'session required pam_permit.so\nsession required %s %s strict\n' "$AG_MODULE" "$opts" >"$T/$ssvc"
+        pam_service "$svc" "$opts"
+        CONTROL=required pam_service "$ssvc" "$opts strict"
         drv "$svc" "$USR" open cgroup close >"$T/$svc.out" 2>&1
         rc=$?
         label="options #$i ($(printf '%.40s' "$opts"))"

@@ -21,21 +21,16 @@
 # Each process's cpu cgroup (/proc/PID/cgroup, read from outside) is checked
 # against the table's cell for the column: the test fails when a cell and
 # the behaviour disagree.
-if [ -z "${AG_BH_INNER:-}" ]; then
-        if [ "$(id -u)" != 0 ]; then echo "1..0 # SKIP needs root"; exit 77; fi
-        if ! command -v unshare >/dev/null 2>&1; then echo "# unshare missing"; echo "0 passed, 0 failed, 1 skipped"; exit 77; fi
-        AG_BH_INNER=1 exec unshare -m --propagation private -- bash "$0" "$@"
-fi
+AG_PRIVATE_MOUNTS=1   # lib.sh re-executes this script under unshare -m
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/behaviour.sh"
 require_root
-skip_all() { echo "# $*"; echo "$AG_PASS passed, $AG_FAIL failed, $((AG_SKIP + 1)) skipped"; exit 77; }
 COL=${BEHAVIOUR_COLUMN:-v1}
 echo "# README's behaviour table, column $COL"
 behaviour_lint
 case "$COL" in
 v1)
-        [ -f "$CPU/cpu.shares" ] || skip_all "no cgroup v1 cpu hierarchy at $CPU"
+        require_v1_cpu
         BASE=$CPU
         cgof() { awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "/proc/$1/cgroup" 2>/dev/null; } ;;
 v2)
@@ -46,37 +41,19 @@ v2)
 *)
         skip_all "BEHAVIOUR_COLUMN=$COL: this lane checks v1 or v2" ;;
 esac
-SSHD_BIN=/usr/sbin/sshd
-for c in "$SSHD_BIN" ssh ssh-keygen tmux cron ss; do
-        command -v "$c" >/dev/null 2>&1 ||
-                skip_all "missing $c (openssh-server, openssh-client, tmux, cron, iproute2)"
-done
-HELPER="${AG_HELPER:-$abs_top_builddir/helper/autogroup}"
+require_cmds "openssh-server, openssh-client, tmux, cron, iproute2" "$SSHD_BIN" ssh ssh-keygen tmux cron ss
 
 ROOT="agbeh-$$"
 CG="$BASE/$ROOT"
 AG_CGROOTS="$CG"   # lib.sh cleans it up
 USR="${TAG}b"
-SSHD_PID=""; CRON_PID=""; NOHUP_PID=""
-sums() { find /etc/pam.d /etc/profile.d /etc/crontab /etc/cron.d -type f -print0 | sort -z | xargs -0 sha256sum; }
-sums >"$T/host.before"
+CRON_PID=""; NOHUP_PID=""
+HOSTFILES=(/etc/profile.d /etc/crontab /etc/cron.d)     # checked unchanged at the end, with /etc/pam.d
+pamd_sums "${HOSTFILES[@]}" >"$T/host.before"
 
-bh_cleanup() {
-        local p
-        for p in "$SSHD_PID" "$CRON_PID"; do
-                [ -n "$p" ] && { kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; }
-        done
-        if id "$USR" >/dev/null 2>&1; then
-                pkill -KILL -u "$USR" 2>/dev/null; sleep 0.1
-                userdel -r "$USR" >/dev/null 2>&1
-        fi
-        rm_cgroup_tree "$CG"
-        ag_cleanup
-}
-trap bh_cleanup EXIT
 start_syslog || true            # before /run is replaced: its lock stays held
 
-useradd -m -s /bin/sh "$USR" >/dev/null || { echo "not ok - useradd -m $USR"; exit 1; }
+add_home_user "$USR"
 IU=$(id -u "$USR")
 CONF="$T/autogroup.conf"
 install -m 644 "$abs_top_srcdir/conf/autogroup.conf" "$CONF"
@@ -88,28 +65,17 @@ echo "$LINE" >>"$T/pamd/common-session"
 cp -a /etc/profile.d "$T/profiled"
 sed "s|@bindir@|$(dirname "$HELPER")|g" "$abs_top_srcdir/conf/autogroup-hook.sh.in" >"$T/profiled/autogroup-hook.sh"
 chmod 644 "$T/profiled/autogroup-hook.sh"
-mkdir -m 755 "$T/cron.d"
-mkdir -m 1730 "$T/spool"
 cat >"$U/cron.sh" <<EOF
 #!/bin/sh
 echo "\$\$" >$U/cron.pid.tmp && mv $U/cron.pid.tmp $U/cron.pid
 exec sleep 300
 EOF
 chmod 755 "$U/cron.sh"
-printf 'SHELL=/bin/sh\nPATH=/usr/bin:/bin\n* * * * * %s sh %s/cron.sh\n' "$USR" "$U" >"$T/crontab"
-chmod 644 "$T/crontab"
 mounted=yes
 mount --bind "$T/pamd" /etc/pam.d || mounted=no
 mount --bind "$T/profiled" /etc/profile.d || mounted=no
-mount --bind "$T/crontab" /etc/crontab || mounted=no
-mount --bind "$T/cron.d" /etc/cron.d || mounted=no
-[ -d /var/spool/cron/crontabs ] && { mount --bind "$T/spool" /var/spool/cron/crontabs || mounted=no; }
-for f in /var/log/wtmp /var/log/btmp /var/log/lastlog; do
-        [ -f "$f" ] || continue
-        cp -p "$f" "$T/$(basename "$f")" && mount --bind "$T/$(basename "$f")" "$f" || mounted=no
-done
-mount -t tmpfs -o mode=755 tmpfs /run || mounted=no
-mkdir -p -m 1777 /run/lock
+private_cron "$USR" "sh $U/cron.sh" || mounted=no
+private_run || mounted=no
 mkdir -p -m 755 /run/sshd
 [ "$mounted" = yes ] || skip_all "cannot bind-mount the private copies in this namespace"
 check "common-session has the line" grep -qxF "$LINE" /etc/pam.d/common-session
@@ -119,48 +85,23 @@ check "sshd's stack includes common-session" grep -q '^@include common-session$'
 
 # cron runs its job at the next minute: started first, checked in section 5
 cron -f -L 0 >"$T/cron.log" 2>&1 &
-CRON_PID=$!
+CRON_PID=$!; daemon_pid "$CRON_PID"
 
 # sshd on a free loopback port, keys for the user and root in $T/keys
-PORT=$((20000 + ($$ + 7919) % 20000))
-for _ in $(seq 20); do
-        ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . || break
-        PORT=$((PORT + 1))
-done
+sshd_port 7919
 mkdir -m 755 "$T/keys"
-ssh-keygen -q -t ed25519 -N '' -C "host-$TAG" -f "$T/host_key" </dev/null || true
-ssh-keygen -q -t ed25519 -N '' -C "client-$TAG" -f "$T/id" </dev/null || true
+sshd_keys || true
 install -m 644 "$T/id.pub" "$T/keys/$USR"
 install -m 644 "$T/id.pub" "$T/keys/root"
-cat >"$T/sshd_config" <<EOF
-ListenAddress 127.0.0.1
-Port $PORT
-HostKey $T/host_key
-PidFile $T/sshd.pid
-UsePAM yes
-PubkeyAuthentication yes
-AuthorizedKeysFile $T/keys/%u
-StrictModes no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin prohibit-password
-AllowUsers $USR root
-X11Forwarding no
-PrintMotd no
-PrintLastLog no
-UseDNS no
-LogLevel VERBOSE
-EOF
-"$SSHD_BIN" -D -e -f "$T/sshd_config" >"$T/sshd.log" 2>&1 &
-SSHD_PID=$!
+sshd_write_config "$USR root" "AuthorizedKeysFile $T/keys/%u" "StrictModes no" \
+        "PermitRootLogin prohibit-password" "UseDNS no"
+sshd_run sshd; daemon_pid "$SSHD_PID"          # the system's name: its service is Debian's sshd stack
 wait_for "$T/sshd.log" 'Server listening on 127.0.0.1'
 check "sshd (service sshd, Debian's stack) listens on 127.0.0.1:$PORT" grep -q "Server listening on 127.0.0.1 port $PORT" "$T/sshd.log"
-SSH=(timeout -k 5 600 ssh -F /dev/null -i "$T/id" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no
-     -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=120 -p "$PORT")
+SSH=(timeout -k 5 600 ssh "${SSH_OPTS[@]}" -o ConnectTimeout=120 -p "$PORT")
 sshd_tail() { tail -n 5 "$T/sshd.log" | sed 's/^/# sshd: /'; }
 # session_of CGROUP: the <session> part of /<root>/user-<uid>/<session>/...
 session_of() { echo "$1" | cut -d/ -f4; }
-gone() { local _; for _ in $(seq 300); do [ -e "$1" ] || return 0; sleep 0.1; done; return 1; }
 B=(root="$ROOT" uid="$IU")
 
 echo "# 1. a login (ssh running a command) that leaves a nohup job"
@@ -238,7 +179,7 @@ fi
 type_line "exit"
 exec {IN}>&-
 wait "$SSH_TT" 2>/dev/null
-[ -n "${S2:-}" ] && check "the interactive login's session is gone after logout" gone "$CG/user-$IU/$S2"
+[ -n "${S2:-}" ] && check "the interactive login's session is gone after logout" gone "$CG/user-$IU/$S2" 300
 
 echo "# 3. root's login (ssh)"
 "${SSH[@]}" "root@127.0.0.1" "cat /proc/self/cgroup" >"$T/root.out" 2>&1 </dev/null
@@ -246,7 +187,7 @@ check_eq "ssh root CMD: exit 0" 0 "$?"
 if [ "$COL" = v1 ]; then RTCG=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "$T/root.out")
 else RTCG=$(sed -n 's/^0:://p' "$T/root.out"); fi
 behaviour_check "root's login" "$COL" "$RTCG" root="$ROOT"
-[ -n "$RTCG" ] && check "root's session is gone after it" gone "$CG/user-0/$(session_of "$RTCG")"
+[ -n "$RTCG" ] && check "root's session is gone after it" gone "$CG/user-0/$(session_of "$RTCG")" 300
 
 echo "# 4. a cron job (the daemon started in section 0)"
 # cron starts jobs at the minute: at most 75 s more
@@ -259,12 +200,12 @@ if [ -s "$U/cron.pid" ]; then
 else
         not_ok "cron ran the job within 75 s ($(head -c 300 "$T/cron.log" 2>/dev/null | tr '\n' ' '))"
 fi
-kill "$CRON_PID" 2>/dev/null; wait "$CRON_PID" 2>/dev/null; CRON_PID=""
+stop_daemon "$CRON_PID"
 
 echo "# 5. nothing left; the host's files as they were"
-kill "$SSHD_PID" 2>/dev/null; wait "$SSHD_PID" 2>/dev/null; SSHD_PID=""
+stop_daemon "$SSHD_PID"
 check_eq "no group of the user or root left below /$ROOT" "" \
         "$(find "$CG" -mindepth 1 -maxdepth 2 -type d 2>/dev/null | tr '\n' ' ')"
 umount /etc/pam.d /etc/profile.d /etc/crontab /etc/cron.d 2>/dev/null
-check "the host's /etc/pam.d, profile.d, crontab, cron.d unchanged (sha256)" diff "$T/host.before" <(sums)
+check "the host's /etc/pam.d, profile.d, crontab, cron.d unchanged (sha256)" diff "$T/host.before" <(pamd_sums "${HOSTFILES[@]}")
 finish

@@ -10,15 +10,14 @@
 #    file where cron reads it (/etc/cron.d), not /usr/local/etc/cron.d.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-command -v unshare >/dev/null || { echo "1..0 # SKIP no unshare"; exit 77; }
-[ -f "$abs_top_builddir/Makefile" ] || { echo "1..0 # SKIP no configured build tree"; exit 77; }
+command -v unshare >/dev/null || skip_all "no unshare"
+[ -f "$abs_top_builddir/Makefile" ] || skip_all "no configured build tree"
 for c in "${CC:-cc}" make pkg-config; do
-        command -v "$c" >/dev/null || { echo "1..0 # SKIP no $c here: this host cannot build the release tree"; exit 77; }
+        command -v "$c" >/dev/null || skip_all "no $c here: this host cannot build the release tree"
 done
 start_syslog || true
 
-add_user "${TAG}a"
-UA="${TAG}a"; IA=$(id -u "$UA")
+new_user a
 SRC="$T/src"; B="$T/build"; DEST="$T/dest"
 mkdir "$B" "$DEST" "$T/no-headers" "$T/pc"
 
@@ -59,7 +58,7 @@ check "the module holds the sd-bus calls it looks up with dlsym()" grep -q sd_bu
 # the bus and logs why it failed, rather than that it was built without it.
 CONF="$T/autogroup.conf"
 printf '%s  weight  300\n' "$UA" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+pam_other
 printf 'session required pam_permit.so\nsession optional %s root=agtest-%s conf=%s mode=systemd\n' \
         "$MOD" "$$" "$CONF" >"$T/agsd"
 unshare -m --propagation private sh -c "mount -t tmpfs -o mode=0755 agtest-run /run &&

@@ -21,15 +21,12 @@
 # build shows which checks it fails).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.cfs_quota_us" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
-HELPER="${AG_HELPER:-$abs_top_builddir/helper/autogroup}"
+require_v1_cpu cpu.cfs_quota_us
 NSSDIR="$abs_top_builddir/tests/host"
-[ -x "$HELPER" ] || { echo "1..0 # SKIP $HELPER not built"; exit 77; }
+require_helper
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-OUT="$CPU/agout-$$"             # where section 7's caller comes from (outside <root>)
-AG_CGROOTS="$CG $OUT"
+test_root agtest
+test_outside                    # OUT: where section 7's caller comes from
 mkdir -p "$OUT"
 N250=$(printf 'd%.0s' $(seq 250))
 # the deep tree of section 7 (and a chain of section 1, should a build let
@@ -46,33 +43,18 @@ rm_chains() { for s in "$CG"/user-*/*/; do rm_deep "$s" c; done; }
 trap 'rm_deep "$OUT" "$N250"; rm_chains; ag_cleanup' EXIT
 start_syslog || true
 
-add_user "${TAG}a"; add_user "${TAG}b"; add_user "${TAG}p"; add_user "${TAG}q"
-add_group "${TAG}g"; add_user "${TAG}n" "${TAG}g"
-UA="${TAG}a"; UB="${TAG}b"; UP="${TAG}p"; UQ="${TAG}q"; UN="${TAG}n"
-IA=$(id -u "$UA"); IB=$(id -u "$UB"); IP=$(id -u "$UP"); IQ=$(id -u "$UQ"); IN=$(id -u "$UN")
-CONF="$T/autogroup.conf"
-# conf LINE...: the configuration, one rule an argument
-conf() { printf '%s\n' "* weight 100" "$@" >"$CONF"; chmod 644 "$CONF"; }
+new_user a; new_user b; new_user p; new_user q
+add_group "${TAG}g"; new_user n "${TAG}g"
+# conf LINE...: the configuration, one rule an argument after "* weight 100"
+conf() { write_conf "* weight 100" "$@"; }
 conf
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+pam_other
 # delegate=yes: before, the user's own sub-groups in their session were what
 # these attacks used; on cgroup v1 the module refuses it (one log line), so
 # the attacks fail and every cap the administrator sets applies at the next login
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes\n' \
-        "$AG_MODULE" "$ROOT" "$CONF" >"$T/agh"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s delegate=yes strict\n' \
-        "$AG_MODULE" "$ROOT" "$CONF" >"$T/aghs"
-drv() { timeout -k 5 "${BOUND:-120}" "$AGDRV" --pam "$T" "${SVC:-agh}" "$@"; }
-# bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
-bg() {
-        local n="$1" u="$2"; shift 2
-        drv "$u" open env cgroup "$@" wait-file "$T/$n.go" close cgroup >"$T/$n.out" 2>&1 &
-        track_pid $!
-        eval "PID_$n=$!"
-        wait_for "$T/$n.out" '^cgroup='
-}
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
-closed() { touch "$T/$1.go"; eval "wait \$PID_$1"; }
+pam_service agh "root=$ROOT conf=$CONF delegate=yes"
+pam_service aghs "root=$ROOT conf=$CONF delegate=yes strict"
+SVC=agh; BOUND=120              # drv and bg (lib.sh)
 rd() { cat "$1" 2>/dev/null || echo missing; }
 # a user process that tries to keep a sub-group of its session with the
 # given quota (the attack), writes what came of it to $R and stays
@@ -187,8 +169,7 @@ ODD=("c1-$(printf '\302\233')" "rlo-$(printf '\342\200\256')x" "lri-$(printf '\3
 for n in "${ODD[@]}"; do mkdir "$CPU$SB/$n"; done
 # with debug, the module logs the cgroup of a caller inside another user's
 # session: a path with CR and ESC goes into the log escaped
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' \
-        "$AG_MODULE" "$ROOT" "$CONF" >"$T/aghd"
+pam_service aghd "root=$ROOT conf=$CONF debug"
 (echo "$BASHPID" >"$CPU$SB/ctl-"$'\r\033'/cgroup.procs && exec timeout 60 "$AGDRV" --pam "$T" aghd "$UA" open close) \
         >"$T/ctl.out" 2>&1
 check "a login from a group named with CR and ESC opened" grep -q '^open=PAM_SUCCESS' "$T/ctl.out"

@@ -18,10 +18,9 @@
 #      cgroup2 mount poses as cgroup v2).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-HELPER="$abs_top_builddir/helper/autogroup"
-[ -x "$HELPER" ] || { echo "1..0 # SKIP helper not built ($HELPER)"; exit 77; }
+require_helper
 
-add_user "${TAG}u"
+new_user u
 USR="${TAG}u"
 add_group "${TAG}g"
 GRP="${TAG}g"
@@ -237,8 +236,7 @@ check_eq "... with --strict: exit 3" 3 "$(rc roots-strict)"
 # what the warning says, through real libpam: the login is in the earlier line's root
 if [ -f "$CPU/cpu.shares" ]; then
 sed "s|pam_autogroup.so|$AG_MODULE|" "$D/sshd" | sed "s|^@include common-session|session optional $AG_MODULE root=$ROOT conf=$C/clean.conf|" >"$T/svc-sshd"
-printf '%s required pam_deny.so\n' auth account password session >"$T/svc-other"
-mkdir -m 755 "$T/svc"; mv "$T/svc-sshd" "$T/svc/sshd"; mv "$T/svc-other" "$T/svc/other"
+mkdir -m 755 "$T/svc"; mv "$T/svc-sshd" "$T/svc/sshd"; pam_other "$T/svc"
 AG_CGROOTS="$AG_CGROOTS $CPU/$ROOT-b"
 timeout -k 5 60 "$AGDRV" --pam "$T/svc" sshd "$USR" open cgroup close >"$T/two.out" 2>&1
 check "through libpam the login is in the earlier line's root" grep -q "^cgroup=/$ROOT/user-$(id -u "$USR")/" "$T/two.out"

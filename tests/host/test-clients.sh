@@ -9,43 +9,23 @@
 # throw-away user with a home directory.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "# no cgroup v1 cpu hierarchy at $CPU"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
-SSHD_BIN=/usr/sbin/sshd
-for c in "$SSHD_BIN" ssh ssh-keygen su runuser unshare ss; do
-        command -v "$c" >/dev/null 2>&1 && continue
-        echo "# missing $c (openssh-server, openssh-client, util-linux, iproute2)"
-        echo "0 passed, 0 failed, 1 skipped"; exit 77
-done
+require_v1_cpu
+require_cmds "openssh-server, openssh-client, util-linux, iproute2" "$SSHD_BIN" ssh ssh-keygen su runuser unshare ss
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
+test_root agtest
 SVC="sshd-ag$$"
 PAMFILE="/etc/pam.d/$SVC"
 USR="${TAG}s"
-SSHD_PID=""
-pamd_sums() { find /etc/pam.d -type f -print0 | sort -z | xargs -0 sha256sum; }
 pamd_sums >"$T/pamd.before"
 
-clients_cleanup() {
-        if [ -n "$SSHD_PID" ]; then kill "$SSHD_PID" 2>/dev/null; wait "$SSHD_PID" 2>/dev/null; fi
-        rm -f "$PAMFILE"
-        if id "$USR" >/dev/null 2>&1; then
-                pkill -KILL -u "$USR" 2>/dev/null; sleep 0.1
-                userdel -r "$USR" >/dev/null 2>&1
-        fi
-        ag_cleanup
-}
-trap clients_cleanup EXIT
+trap 'rm -f "$PAMFILE"; ag_cleanup' EXIT
 start_syslog || true
 
-useradd -m -s /bin/sh "$USR" >/dev/null || { echo "not ok - useradd -m $USR"; exit 1; }
+add_home_user "$USR"
 IU=$(id -u "$USR")
 HOMEDIR=$(getent passwd "$USR" | cut -d: -f6)
 
-CONF="$T/autogroup.conf"
-printf '%s\n' "*  weight 100" "$USR weight 200" >"$CONF"
-chmod 644 "$CONF"
+write_conf "*  weight 100" "$USR weight 200"
 MOD="session optional $AG_MODULE root=$ROOT conf=$CONF debug"
 
 # probe NAME: run by each login as the user; reports where it landed, then
@@ -60,38 +40,14 @@ echo ready
 i=0; while [ ! -e "$U/\$1.go" ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done
 EOF
 chmod 755 "$U/probe.sh"
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
-# gone PATH: wait (at most 15 s) until PATH is gone; the client closes the session asynchronously
-gone() { local _; for _ in $(seq 150); do [ -e "$1" ] || return 0; sleep 0.1; done; return 1; }
+# (gone PATH, lib.sh, waits 15 s at most: the client closes the session asynchronously)
 
 echo "# 1. sshd under its own service name, the module in its session stack"
-# a free loopback port
-PORT=$((20000 + $$ % 20000))
-for _ in $(seq 20); do
-        ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . || break
-        PORT=$((PORT + 1))
-done
-ssh-keygen -q -t ed25519 -N '' -C "host-$TAG" -f "$T/host_key" || true
-ssh-keygen -q -t ed25519 -N '' -C "client-$TAG" -f "$T/id" || true
+sshd_port 0
+sshd_keys || true
 install -d -m 700 -o "$USR" -g "$(id -g "$USR")" "$HOMEDIR/.ssh"
 install -m 600 -o "$USR" -g "$(id -g "$USR")" "$T/id.pub" "$HOMEDIR/.ssh/authorized_keys"
-cat >"$T/sshd_config" <<EOF
-ListenAddress 127.0.0.1
-Port $PORT
-HostKey $T/host_key
-PidFile $T/sshd.pid
-UsePAM yes
-PubkeyAuthentication yes
-AuthorizedKeysFile .ssh/authorized_keys
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin no
-AllowUsers $USR
-X11Forwarding no
-PrintMotd no
-PrintLastLog no
-LogLevel VERBOSE
-EOF
+sshd_write_config "$USR"
 {
         echo "# pam_autogroup test service of tests/host/test-clients.sh (pid $$); removed at its exit"
         echo "auth     required pam_unix.so"
@@ -99,17 +55,11 @@ EOF
         echo "session  required pam_permit.so"
         echo "$MOD"
 } >"$PAMFILE"
-# sshd re-executes itself by argv[0] (absolute) and names its PAM service
-# after argv[0]'s basename: a symlink under another name gives another service
-ln -s "$SSHD_BIN" "$T/$SVC"
-mkdir -p /run/sshd                 # privilege separation directory (Debian's tmpfiles.d makes it at boot)
-"$T/$SVC" -D -e -f "$T/sshd_config" >"$T/sshd.log" 2>&1 &
-SSHD_PID=$!
+sshd_run "$SVC"; daemon_pid "$SSHD_PID"
 wait_for "$T/sshd.log" 'Server listening on 127.0.0.1'
 check "sshd (as $SVC) listens on 127.0.0.1:$PORT" grep -q "Server listening on 127.0.0.1 port $PORT" "$T/sshd.log"
 
-SSH=(ssh -F /dev/null -i "$T/id" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no
-     -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=20 -p "$PORT")
+SSH=(ssh "${SSH_OPTS[@]}" -o ConnectTimeout=20 -p "$PORT")
 login() { # login NAME: an ssh login that runs the probe until $U/NAME.go
         "${SSH[@]}" "$USR@127.0.0.1" "sh $U/probe.sh $1" >"$T/$1.out" 2>"$T/$1.err" </dev/null &
         track_pid $!
@@ -145,12 +95,12 @@ touch "$U/ssh2.go"; wait "$PID_ssh2" 2>/dev/null
 check "after the second logout its session is gone" gone "$CPU$S2"
 check "and the user group" gone "$CPU/$ROOT/user-$IU"
 check "/etc/pam.d/sshd untouched" diff <(grep ' /etc/pam.d/sshd$' "$T/pamd.before") <(pamd_sums | grep ' /etc/pam.d/sshd$')
-kill "$SSHD_PID" 2>/dev/null; wait "$SSHD_PID" 2>/dev/null; SSHD_PID=""
+stop_daemon "$SSHD_PID"
 rm -f "$PAMFILE"
 
 echo "# 3. su -l and runuser -l through test services in a private mount namespace"
 mkdir -m 755 "$T/pamd"
-printf '%s required pam_deny.so\n' auth account password session >"$T/pamd/other"
+pam_other "$T/pamd"
 for s in su-l runuser-l; do
         {
                 echo "auth     sufficient pam_rootok.so"
@@ -162,20 +112,14 @@ for s in su-l runuser-l; do
         } >"$T/pamd/$s"
 done
 touch "$U/su.go" "$U/runuser.go"
-# within: COMMAND with $T/pamd as /etc/pam.d, in a mount namespace of its own
-within() { unshare -m --propagation private sh -c "mount --bind '$T/pamd' /etc/pam.d && $1"; }
-within "su -l $USR -c 'sh $U/probe.sh su'" >"$T/su.out" 2>&1
-SS=$(val AUTOGROUP_SESSION su)
-check_eq "su -l: the shell runs as the user" "$IU" "$(val uid su)"
-check_eq "su -l: session below the user group" "/$ROOT/user-$IU" "$(dirname "$SS")"
-check_eq "su -l: the shell is in the session's login/ leaf" "$SS/login" "$(val cgroup su)"
-check "su -l: the session is gone after su returns" gone "$CPU$SS"
-within "runuser -l $USR -c 'sh $U/probe.sh runuser'" >"$T/runuser.out" 2>&1
-SR=$(val AUTOGROUP_SESSION runuser)
-check_eq "runuser -l: the shell runs as the user" "$IU" "$(val uid runuser)"
-check_eq "runuser -l: session below the user group" "/$ROOT/user-$IU" "$(dirname "$SR")"
-check_eq "runuser -l: the shell is in the session's login/ leaf" "$SR/login" "$(val cgroup runuser)"
-check "runuser -l: the session is gone after runuser returns" gone "$CPU$SR"
+for c in su runuser; do
+        within "$c -l $USR -c 'sh $U/probe.sh $c'" >"$T/$c.out" 2>&1
+        S=$(val AUTOGROUP_SESSION "$c")
+        check_eq "$c -l: the shell runs as the user" "$IU" "$(val uid "$c")"
+        check_eq "$c -l: session below the user group" "/$ROOT/user-$IU" "$(dirname "$S")"
+        check_eq "$c -l: the shell is in the session's login/ leaf" "$S/login" "$(val cgroup "$c")"
+        check "$c -l: the session is gone after $c returns" gone "$CPU$S"
+done
 check "the user group is gone" test ! -e "$CPU/$ROOT/user-$IU"
 log_has "su went through the test service su-l" "pam_autogroup\\(su-l:session\\)"
 log_has "runuser went through the test service runuser-l" "pam_autogroup\\(runuser-l:session\\)"

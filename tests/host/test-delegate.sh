@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2154  # PID_<name> are set with eval by bg/lib2
+# shellcheck disable=SC2154  # PID_<name> are set with eval by login_bg/lib2
 # Who owns a session: the module option delegate=yes|no (default no).
 #
 # Without delegate=yes a session stays root's but for its leaves'
@@ -15,26 +15,19 @@
 # hierarchy without cpu; the guest lane runs the same attacks through PAM).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
-HELPER="$abs_top_builddir/helper/autogroup"
+require_v1_cpu
 
-ROOT="agdel-$$"
-CG="$CPU/$ROOT"
+test_root agdel
 V2ROOT="agdel2-$$"
 AG_CGROOTS="$CG $UNIFIED/$V2ROOT"
 start_syslog || true
-add_user "${TAG}a"
-UA="${TAG}a"
-CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-svc() { printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$2" >"$T/$1"; }
-svc agdef "root=$ROOT conf=$CONF debug"
-svc agno "root=$ROOT conf=$CONF delegate=no"
-svc agyes "root=$ROOT conf=$CONF delegate=yes"
-svc agbad "root=$ROOT conf=$CONF delegate=maybe"
-owner() { stat -c %U "$1" 2>/dev/null; }
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+new_user a
+write_conf "* weight 100"
+pam_other
+pam_service agdef "root=$ROOT conf=$CONF debug"
+pam_service agno "root=$ROOT conf=$CONF delegate=no"
+pam_service agyes "root=$ROOT conf=$CONF delegate=yes"
+pam_service agbad "root=$ROOT conf=$CONF delegate=maybe"
 # the user's login shell as a session leader: enter, then where it is
 cat >"$U/enter.sh" <<EOS
 setsid -w sh -c '"$HELPER" --root $ROOT enter --pid \$\$ >"\$1.out" 2>&1; echo \$? >"\$1.rc"; grep :cpu: /proc/\$\$/cgroup | cut -d: -f3 >"\$1.cg"
@@ -42,9 +35,9 @@ setsid -w sh -c '"$HELPER" --root $ROOT enter --pid \$\$ >"\$1.out" 2>&1; echo \
 "$HELPER" --root $ROOT run -- true >"\$1.run" 2>&1; echo "rc=\$?" >>"\$1.run"' sh "\$1"
 EOS
 chmod 755 "$U/enter.sh"
-# bg NAME SERVICE: a login of UA that stays open until $T/NAME.go exists, its
+# login_bg NAME SERVICE: a login of UA that stays open until $T/NAME.go exists, its
 # shell running enter.sh and then a process that stays (as a login's shell does)
-bg() {
+login_bg() {
         "$AGDRV" --pam "$T" "$2" "$UA" open env cgroup run-user "$U/enter.sh $U/$1" \
                 spawn-user "echo \$\$ >$U/$1.pid; exec sleep 600" wait-file "$T/$1.go" close >"$T/$1.out" 2>&1 &
         track_pid $!
@@ -60,7 +53,7 @@ end() {
 
 for svcname in agdef agno agbad; do
         echo "# v1, $svcname ($(sed -n 's/.*conf=[^ ]* *//p' "$T/$svcname")): the session stays root's"
-        bg "$svcname" "$svcname"
+        login_bg "$svcname" "$svcname"
         S=$(val AUTOGROUP_SESSION "$svcname")
         check "the session opened" grep -q '^open=PAM_SUCCESS' "$T/$svcname.out"
         check_eq "the caller sits in login/ (the login is grouped)" "$S/login" "$(val cgroup "$svcname")"
@@ -83,7 +76,7 @@ log_has "delegate=maybe: one log line, the session is not delegated" "invalid de
 check_not "v1: no 'not delegated' line (it is about cgroup v2)" grep -q "not delegated" "$SYSLOG"
 
 echo "# v1, delegate=yes: refused (a user's sub-groups could hold off caps), the session stays root's"
-bg agyes agyes
+login_bg agyes agyes
 S=$(val AUTOGROUP_SESSION agyes)
 check "the session opened" grep -q '^open=PAM_SUCCESS' "$T/agyes.out"
 check_eq "the caller sits in login/ (the login is grouped)" "$S/login" "$(val cgroup agyes)"

@@ -8,20 +8,16 @@
 # mount (no cpu controller there).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+require_v1_cpu
 
-ROOT="agfc-$$"
-CG="$CPU/$ROOT"
+test_root agfc
 AG_CGROOTS="$CG $UNIFIED/$ROOT"
 start_syslog || true
-add_user "${TAG}a"
-UA="${TAG}a"; IA=$(id -u "$UA")
-CONF="$T/autogroup.conf"
-printf '%s\n' "* weight 100" "$UA max 20%" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agfc"
-val() { sed -n "s/^$1=//p" "$2"; }
-cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
+new_user a
+write_conf "* weight 100" "$UA max 20%"
+pam_other
+pam_service agfc "root=$ROOT conf=$CONF"
+
 # lingering N TAG [env...]: N lingering logins of A from one agdrv process (one
 # PAM handle, so one pid: the session names p<pid>[-N]), each leaving a
 # sleeper of A's in its group; prints the driver's output to $T/TAG.out
@@ -60,7 +56,7 @@ echo "# 1. 40 lingering logins from one process without an audit session id: eac
 if [ "$(cat /proc/self/sessionid)" = 4294967295 ]; then
         lingering 40 forty AG_TEST_WATCH="forty$$"
         check_eq "40 opens, 40 PAM_SUCCESS" 40 "$(grep -c '^open=PAM_SUCCESS' "$T/forty.out")"
-        check_eq "40 sessions with 40 different names" 40 "$(val AUTOGROUP_SESSION "$T/forty.out" | sort -u | grep -c "^/$ROOT/user-$IA/p[0-9]")"
+        check_eq "40 sessions with 40 different names" 40 "$(vals AUTOGROUP_SESSION "$T/forty.out" | sort -u | grep -c "^/$ROOT/user-$IA/p[0-9]")"
         check_eq "every sleeper below the user group (its cap)" 40 "$(below_user forty)"
         check_eq "the cap on the user group" 20000 "$(cat "$CG/user-$IA/cpu.cfs_quota_us")"
         check_not "no login ungrouped" grep -q "session not grouped" "$SYSLOG"
@@ -76,7 +72,7 @@ printf '%s\n' "* weight 100" "$UA max 20%" "$UA sessions-max 3" >"$CONF"
 lingering 5 five
 check_eq "five opens, five PAM_SUCCESS" 5 "$(grep -c '^open=PAM_SUCCESS' "$T/five.out")"
 check_eq "three sessions of their own, then the shared group twice" "3 2" \
-        "$(val AUTOGROUP_SESSION "$T/five.out" | grep -vc "/shared\$") $(val AUTOGROUP_SESSION "$T/five.out" | grep -c "^/$ROOT/user-$IA/shared\$")"
+        "$(vals AUTOGROUP_SESSION "$T/five.out" | grep -vc "/shared\$") $(vals AUTOGROUP_SESSION "$T/five.out" | grep -c "^/$ROOT/user-$IA/shared\$")"
 check_eq "every sleeper below the user group (its cap)" 5 "$(below_user five)"
 check_eq "the user group holds three sessions and 'shared'" 4 "$(find "$CG/user-$IA" -mindepth 1 -maxdepth 1 -type d | wc -l)"
 check_eq "the shared group is root's throughout (no file of it is the user's)" 0 \
@@ -95,16 +91,12 @@ chmod 644 "$T/sm.conf"
 check_eq "autogroup check: 0, 1025 and x refused, 1024 taken" 3 "$(grep -c 'invalid sessions-max (expected 1..1024)' "$T/sm.out")"
 
 echo "# 3. a session the kernel refuses (a mkdir refused): the login lands in 'shared', one log line"
-NOMKDIR="$abs_top_builddir/tests/host/.libs/nomkdir.so"
-if [ -f "$NOMKDIR" ]; then
-        PRELOAD="$NOMKDIR"
-        asan=$(ldd "$AGDRV" 2>/dev/null | awk '/libasan/ { print $3; exit }')
-        [ -n "$asan" ] && PRELOAD="$asan:$NOMKDIR"
+if nomkdir_preload; then
         printf '%s\n' "* weight 100" "$UA max 20%" >"$CONF"
         touch "$T/refuse"
         lingering 1 refused LD_PRELOAD="$PRELOAD" AG_TEST_NOMKDIR="login:$T/refuse"
         check "open: PAM_SUCCESS" grep -q '^open=PAM_SUCCESS' "$T/refused.out"
-        check_eq "the login is in the user's shared group" "/$ROOT/user-$IA/shared" "$(val AUTOGROUP_SESSION "$T/refused.out")"
+        check_eq "the login is in the user's shared group" "/$ROOT/user-$IA/shared" "$(vals AUTOGROUP_SESSION "$T/refused.out")"
         check_eq "its process is there, under the cap" "/$ROOT/user-$IA/shared" "$(cgof "$(cat "$U/refused.pids")")"
         log_has "one line says why" \
                 "cannot create the login leaf for $UA: No space left on device; the login shares $CPU/$ROOT/user-$IA/shared, under the user's policy"
@@ -115,7 +107,7 @@ if [ -f "$NOMKDIR" ]; then
         lingering 2 usergroup LD_PRELOAD="$PRELOAD" AG_TEST_NOMKDIR="shared:$T/refuse"
         check_eq "two opens, two PAM_SUCCESS" 2 "$(grep -c '^open=PAM_SUCCESS' "$T/usergroup.out")"
         check_eq "the second login is in the user group itself" "/$ROOT/user-$IA" \
-                "$(val AUTOGROUP_SESSION "$T/usergroup.out" | tail -n1)"
+                "$(vals AUTOGROUP_SESSION "$T/usergroup.out" | tail -n1)"
         check_eq "its process too, under the cap" 1 \
                 "$(for p in $(cat "$U/usergroup.pids"); do cgof "$p"; done | grep -cx "/$ROOT/user-$IA")"
         ends_lingering usergroup
@@ -184,13 +176,13 @@ if [ -d "$UNIFIED" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs ]; then
         for _ in $(seq 100); do [ -s "$U/v2.pid" ] && break; sleep 0.05; done
         track_pid "$(cat "$U/v2.pid")"
         check "(v2) a first login has a session of its own" grep -q "^AUTOGROUP_SESSION=/$ROOT/user-$IA/p" "$T/v2a.out"
-        if [ -f "$NOMKDIR" ]; then
+        if nomkdir_preload; then
                 env LD_PRELOAD="$PRELOAD" AG_TEST_NOMKDIR="login:$T/refuse" "$AGDRV" --lib "$UNIFIED" "$ROOT" "$UA" \
                         open env spawn-user "echo \$\$ >$U/v2b.pid; exec sleep 300" close >"$T/v2b.out" 2>&1
                 for _ in $(seq 100); do [ -s "$U/v2b.pid" ] && break; sleep 0.05; done
                 track_pid "$(cat "$U/v2b.pid")"
                 check_eq "(v2) a refused session: the login in the shared group" "/$ROOT/user-$IA/shared" \
-                        "$(val AUTOGROUP_SESSION "$T/v2b.out")"
+                        "$(vals AUTOGROUP_SESSION "$T/v2b.out")"
                 check_eq "(v2) its process there" "/$ROOT/user-$IA/shared" \
                         "$(sed -n 's/^0:://p' "/proc/$(cat "$U/v2b.pid")/cgroup")"
                 check_eq "(v2) the shared group is root's throughout" 0 \

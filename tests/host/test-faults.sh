@@ -11,26 +11,20 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+require_v1_cpu
 LOOPDRV="$abs_top_builddir/tests/host/loopdrv"
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
+test_root agtest
 UCG="$UNIFIED/$ROOT"
 AG_CGROOTS="$CG $UCG"
 hl_syslog_start || { not_ok "syslog capture started"; finish; }
 MOUNTS_BEFORE=$(grep ' - cgroup' /proc/self/mountinfo)
 
-add_user "${TAG}a"
-add_user "${TAG}d"
-UA="${TAG}a"; UD="${TAG}d"
-IA=$(id -u "$UA"); ID=$(id -u "$UD")
-CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agf"
-printf 'session required pam_permit.so\nsession required %s root=%s conf=%s strict\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agfs"
-val() { sed -n "s/^$1=//p" "$2" | head -n1; }
+new_user a; new_user d
+write_conf "* weight 100"
+pam_other
+pam_service agf "root=$ROOT conf=$CONF debug"
+CONTROL=required pam_service agfs "root=$ROOT conf=$CONF strict"
 PFX="pam_autogroup\\(agf:session\\): "
 SPFX="pam_autogroup\\(agfs:session\\): "
 
@@ -42,10 +36,11 @@ fault() {
                 exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" "$@" >"$T/$name.out" 2>&1
         echo $? >"$T/$name.rc"
 }
+BOUND=60; DRV_WRAP=(nsrun 'exec "$@"')  # drv (lib.sh): bounded, in the syslog namespace
 no_hang() { check_not "$1: bounded (no hang)" grep -qE '^(124|137)$' "$T/$2.rc"; }
 # cleared USER DESCRIPTION: after the fault, a normal login works and leaves the tree empty
 cleared() {
-        nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$1" open cgroup close >"$T/clear.out" 2>&1
+        drv agf "$1" open cgroup close >"$T/clear.out" 2>&1
         check "$2: after the fault clears a login is grouped again" grep -q "^cgroup=/$ROOT/user-" "$T/clear.out"
         check_eq "$2: no leftover after the fault clears" "" "$(ls -d "$CG"/user-* 2>/dev/null)"
         [ -z "$(ls -d "$CG"/user-* 2>/dev/null)" ] || echo "#   left: $(cd "$CG" && find . -mindepth 1 -type d | tr '\n' ' ')"
@@ -156,7 +151,7 @@ else
 fi
 
 echo "# 4. rmdir returns EBUSY: processes left in the session"
-nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UA" open cgroup \
+drv agf "$UA" open cgroup \
         spawn-user "sleep 300 & echo \$! > $U/busy1.pid; wait" close >"$T/busy1.out" 2>&1
 echo $? >"$T/busy1.rc"
 no_hang "lingering process" busy1
@@ -167,7 +162,7 @@ check "lingering process: the session stays" test -d "$CPU$SB/login"
 hlog_has "lingering process: logged" "${PFX}$CPU$SB still holds processes, left for a later sweep"
 # a process the user moved into one of root's leaves: the session lives on,
 # with its free leaves
-nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UA" open cgroup \
+drv agf "$UA" open cgroup \
         spawn-user "s=\$(sed -n 's/^[0-9]*:cpu://p' /proc/self/cgroup); s=\${s%/login}; echo \$\$ > $CPU\$s/leaf-1/cgroup.procs && echo \$\$ > $U/busy2.pid && exec sleep 300" \
         wait-file "$U/busy2.pid" close >"$T/busy2.out" 2>&1
 echo $? >"$T/busy2.rc"
@@ -181,14 +176,14 @@ check_eq "process in a leaf: close keeps every leaf, the free ones for later ter
         "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6" \
         "$(find "$CPU$SB2" -mindepth 1 -maxdepth 1 -type d -name 'leaf-*' -printf '%f\n' | sort | tr '\n' ' ' | sed 's/ $//')"
 # another login of the user meanwhile leaves both alone
-nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UA" open close >"$T/busy3.out" 2>&1
+drv agf "$UA" open close >"$T/busy3.out" 2>&1
 check "a login meanwhile keeps the busy sessions" test -d "$CPU$SB/login" -a -d "$CPU$SB2/leaf-1"
 kill "$P1" "$P2"
 for _ in $(seq 200); do [ -z "$(cat "$CPU$SB/login/cgroup.procs" "$CPU$SB2/leaf-1/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.05; done
 cleared "$UA" "EBUSY"
 
 echo "# 5. the user is deleted from NSS between open and close"
-nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UD" open cgroup wait-file "$T/del.go" close cgroup \
+drv agf "$UD" open cgroup wait-file "$T/del.go" close cgroup \
         >"$T/del.out" 2>&1 &
 DP=$!; track_pid "$DP"
 wait_for "$T/del.out" '^cgroup='
@@ -202,8 +197,8 @@ check "deleted user: close succeeds" grep -q '^close=PAM_SUCCESS' "$T/del.out"
 check "deleted user: session removed (the uid was kept with the session)" test ! -e "$CPU$SD"
 check "deleted user: user group removed" test ! -e "$CG/user-$ID"
 # deleted while a process of theirs lingers in the session: only gc can clear it
-add_user "${TAG}e"; UE="${TAG}e"; IE=$(id -u "$UE")
-nsrun 'exec timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" agf "$UE" open cgroup \
+new_user e
+drv agf "$UE" open cgroup \
         spawn-user "sleep 300 & echo \$! > $U/del2.pid; wait" close >"$T/del2.out" 2>&1
 echo $? >"$T/del2.rc"
 no_hang "deleted user with a lingering process" del2
@@ -253,7 +248,7 @@ else
         ACCTR=/sys/fs/cgroup/cpuacct/$ROOT
         AG_CGROOTS="$AG_CGROOTS $ACCTR"
         printf '* weight 100\n%s pool agpool%s\n' "$UA" "$$" >"$T/agpool.conf"; chmod 644 "$T/agpool.conf"
-        printf 'session required pam_permit.so\nsession required %s root=%s conf=%s strict\n' "$AG_MODULE" "$ROOT" "$T/agpool.conf" >"$T/agfsp"
+        CONTROL=required pam_service agfsp "root=$ROOT conf=$T/agpool.conf strict"
         for svc in agfs agfsp; do
                 nsrun 'exec chrt -f 10 timeout -k 5 60 "$@"' "$AGDRV" --pam "$T" "$svc" "$UA" open cgroup >"$T/ref-$svc.out" 2>&1
                 echo $? >"$T/ref-$svc.rc"

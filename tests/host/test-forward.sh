@@ -24,14 +24,10 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
-RSYSLOGD=$(command -v rsyslogd) || { echo "1..0 # SKIP rsyslog is not installed (bash .ci/apt-install rsyslog)"; exit 77; }
-command -v python3 >/dev/null || { echo "1..0 # SKIP needs python3"; exit 77; }
-command -v perl >/dev/null || { echo "1..0 # SKIP needs perl (the CPU burner)"; exit 77; }
-ACCT=/sys/fs/cgroup/cpuacct
-if [ ! -f "$ACCT/cpuacct.usage" ] || [ -f "$ACCT/cpu.shares" ] || [ -f "$CPU/cpuacct.usage" ]; then
-        echo "1..0 # SKIP no cpuacct hierarchy of its own at $ACCT (the session's figures are compared with it)"; exit 77
-fi
+require_v1_cpu
+RSYSLOGD=$(command -v rsyslogd) || skip_all "rsyslog is not installed (bash .ci/apt-install rsyslog)"
+require_cmds "python3, perl: the CPU burner" python3 perl
+require_own_cpuacct             # the session's figures are compared with it
 
 # ---- the blocks of doc/fleet.md
 FLEET="$abs_top_srcdir/doc/fleet.md"
@@ -49,16 +45,15 @@ fleet_block() {
 
 ROOT="agtest-$$"
 AG_CGROOTS="$CPU/$ROOT $ACCT/$ROOT"
-add_user "${TAG}a"; add_user "${TAG}b"; add_user "${TAG}c"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC")
+new_user a; new_user b; new_user c
 # UB's uid under a name a directory could hand out
 ODD="x y=\"$$\"%"
 ODD_ENC="x%20y%3D%22$$%22%25"
 perl -pe 'BEGIN { ($u, $n) = splice(@ARGV, 0, 2) } s/^\Q$u\E:/$n:/' "$UB" "$ODD" /etc/passwd >"$T/passwd"
 chmod 644 "$T/passwd"
 CONF="$T/autogroup.conf"; printf '* weight 100\n' >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s noaudit\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agfwd"
+pam_other
+pam_service agfwd "root=$ROOT conf=$CONF noaudit"
 
 # ---- the collector and the login node, from the page's blocks
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

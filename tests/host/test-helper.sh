@@ -4,21 +4,14 @@
 # cgroup v1 cpu hierarchy, real tmux, and a throw-away user acting inside.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
-
-HELPER="$abs_top_builddir/helper/autogroup"
-[ -x "$HELPER" ] || { echo "1..0 # SKIP $HELPER not built"; exit 77; }
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-OUT="$CPU/agout-$$"             # an unrelated cgroup outside <root> that must survive
-AG_CGROOTS="$CG $OUT"
+require_v1_cpu
+require_helper
+test_root agtest
+test_outside                    # OUT must survive
 AG="$HELPER --root $ROOT"
 
 add_group "${TAG}g"
-add_user "${TAG}a" "${TAG}g"
-add_user "${TAG}b"
-UA="${TAG}a"; UB="${TAG}b"
-IA=$(id -u "$UA"); IB=$(id -u "$UB")
+new_user a "${TAG}g"; new_user b
 
 CONF="$T/autogroup.conf"
 cat >"$CONF" <<CONF
@@ -32,28 +25,19 @@ $UA             weight   300
 $UA             weight   400
 CONF
 chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+pam_other
 # the default line: no delegate=, root makes login/ and leaf-1 .. leaf-6
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
-drv() { "$AGDRV" --pam "$T" "$@"; }
+pam_service agtest "root=$ROOT conf=$CONF"
 LAYOUT="leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 login"
 # groups_of SESSION: the names of the groups right below SESSION, sorted
 groups_of() { find "$CPU$1" -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | tr '\n' ' ' | sed 's/ $//'; }
 # in_login SESSION USER CMD: CMD as USER, started from SESSION's login/ (root
 # moves the shell there, as the login's own processes are; the user cannot)
 in_login() { ( echo "$BASHPID" >"$CPU$1/login/cgroup.procs" && as_user "$2" "$3" ); }
-# bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
-# (a process of the user's in login/ waits for it: agdrv's wait-file would
-# close the session after 120 s, less than this test may take on a busy machine)
-bg() {
-        local n="$1" u="$2"; shift 2
-        drv agtest "$u" open env cgroup "$@" run-user "until [ -e $T/$n.go ]; do sleep 0.1; done" close cgroup >"$T/$n.out" 2>&1 &
-        track_pid $!
-        eval "PID_$n=$!"
-        wait_for "$T/$n.out" '^cgroup='
-}
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
-cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
+# bg (lib.sh): a process of the user's in login/ holds the session open
+# (agdrv's wait-file would close it after 120 s, less than this test may
+# take on a busy machine)
+BG_SVC=agtest; BG_HOLD=user
 # wait_cg PID PATTERN: wait (at most 30 s) until PID's cpu cgroup matches PATTERN
 wait_cg() {
         local i

@@ -16,42 +16,24 @@
 # empty.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
-HELPER="$abs_top_builddir/helper/autogroup"
-[ -x "$HELPER" ] || { echo "1..0 # SKIP $HELPER not built"; exit 77; }
+require_v1_cpu
+require_helper
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-OUT="$CPU/agout-$$"             # an unrelated cgroup outside <root> that must survive
+test_root agtest
+test_outside                    # OUT must survive
 V2ROOT="agv2h-$$"
-AG_CGROOTS="$CG $OUT $UNIFIED/$V2ROOT"
+AG_CGROOTS="$AG_CGROOTS $UNIFIED/$V2ROOT"
 AG="$HELPER --root $ROOT"
 mkdir -p "$OUT/login"
 
-add_user "${TAG}a"
-add_user "${TAG}b"
-UA="${TAG}a"; UB="${TAG}b"
-IA=$(id -u "$UA"); IB=$(id -u "$UB")
-CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agh"
+new_user a; new_user b
+write_conf "* weight 100"
+pam_other
+pam_service agh "root=$ROOT conf=$CONF"
 # Every session is bounded (120 s, or BOUND seconds) so that a hang is a failure;
 # user B's bystander session and its process live through the whole test,
 # which under the sanitizers can take longer than 120 s: both get B_LIFE.
-drv() { timeout -k 5 "${BOUND:-120}" "$AGDRV" --pam "$T" agh "$@"; }
-# bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
-bg() {
-        local n="$1" u="$2"; shift 2
-        drv "$u" open env cgroup "$@" wait-file "$T/$n.go" close cgroup >"$T/$n.out" 2>&1 &
-        track_pid $!
-        eval "PID_$n=$!"
-        wait_for "$T/$n.out" '^cgroup='
-}
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
-# closed NAME: release session NAME and wait for its close (bounded by drv's timeout)
-closed() { touch "$T/$1.go"; eval "wait \$PID_$1"; }
-cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
+SVC=agh; BOUND=120              # drv and bg (lib.sh)
 wait_gone() { local p; for p in "$@"; do for _ in $(seq 200); do [ -d "/proc/$p" ] || break; sleep 0.05; done; done; }
 
 # user B's live session and the outside group must survive everything below

@@ -15,9 +15,9 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/ldap-lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+require_v1_cpu
 why=$(ldap_missing)
-if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 77; fi
+[ -z "$why" ] || skip_all "$why"
 trap 'ldap_cleanup; ag_cleanup' EXIT
 
 ldap_lane
@@ -81,17 +81,16 @@ cat >"$CONF" <<CONF
 @${TAG}x3       weight   9
 CONF
 chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+pam_other
 printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\nsession required pam_permit.so\n' \
         "$AG_MODULE" "$ROOT" "$CONF" >"$T/agldap"
-drv() { inns "$AGDRV" --pam "$T" agldap "$@"; }
+SVC=agldap; DRV_WRAP=(inns)     # drv and bg (lib.sh): agdrv in the namespace of nslcd
 # guarded COMMAND...: the command in the namespace under the liveness guard;
 # 124 (or 137 after -k) when the guard had to stop it
 GUARD=300
 guarded() { timeout -k 10 "$GUARD" nsenter -t "$LD_HOLDER_PID" -m -- "$@"; }
 # finished DESCRIPTION RC: the command returned by itself, the guard did not stop it
 finished() { check "$1 (rc $2; 124/137: stopped after ${GUARD} s)" test "$2" != 124 -a "$2" != 137; }
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
 # login NAME USER: open, read the user group's cpu.* files as root while open, close
 login() {
         local n="$1" u="$2"
@@ -99,13 +98,6 @@ login() {
         wait $!
 }
 # a session of USER kept open until $T/NAME.go exists; prints nothing
-bg() {
-        local n="$1" u="$2"
-        drv "$u" open env cgroup wait-file "$T/$n.go" close cgroup >"$T/$n.out" 2>&1 &
-        track_pid $!
-        eval "PID_$n=$!"
-        wait_for "$T/$n.out" '^cgroup='
-}
 cg() { cat "$CPU/$ROOT/user-$1/$2" 2>/dev/null; }
 
 echo "# 1. an @group rule from the directory applies to a member, not to a non-member"

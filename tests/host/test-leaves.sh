@@ -7,34 +7,23 @@
 # tests/guest/test-leaves.sh.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
-HELPER="$abs_top_builddir/helper/autogroup"
+require_v1_cpu
 ATTACK="$abs_top_srcdir/tests/leaves-attack.sh"
 
-ROOT="agleaf-$$"
-CG="$CPU/$ROOT"
+test_root agleaf
 AG_CGROOTS="$CG $UNIFIED/$ROOT"
 start_syslog || true
-add_user "${TAG}a"
-add_user "${TAG}b"
-UA="${TAG}a"; UB="${TAG}b"; IA=$(id -u "$UA"); IB=$(id -u "$UB")
-CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-svc() { printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$2" >"$T/$1"; }
-svc agdef "root=$ROOT conf=$CONF"
-val() { sed -n "s/^$1=//p" "$2" | head -n1; }
-cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
+new_user a; new_user b
+write_conf "* weight 100"
+pam_other
+pam_service agdef "root=$ROOT conf=$CONF"
 # nleaves FILE: the session's groups in a listing of it
 nleaves() { grep -E '^(leaf-|login|class-)' "$1" | tr '\n' ' ' | sed 's/ $//'; }
 cp "$ATTACK" "$U/attack.sh"; chmod 755 "$U/attack.sh"
 
 echo "# 1. the layout root makes at open, and who owns what"
-"$AGDRV" --pam "$T" agdef "$UB" open env spawn-user "echo \$\$ >$U/b.pid; exec sleep 300" \
-        wait-file "$T/b.go" close >"$T/b.out" 2>&1 &
-track_pid $!
-wait_for "$U/b.pid" '^[0-9]+$'; PB=$(cat "$U/b.pid"); track_pid "$PB"
-SB=$(val AUTOGROUP_SESSION "$T/b.out")
+SVC=agdef hold b "$UB"; PB=$HOLD_PID
+SB=$(val AUTOGROUP_SESSION b)
 check_eq "user B's process sits in B's login/" "$SB/login" "$(cgof "$PB")"
 "$AGDRV" --pam "$T" agdef "$UA" open env cgroup run-user "$U/attack.sh $U/a.att $PB" \
         run-user "ls $CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup) >$U/a.ls" \
@@ -75,11 +64,8 @@ check_eq "and that process stays in its own session" "$SB/login" "$(cgof "$PB")"
 check "close removed A's session with its leaves" test ! -e "$CPU$S"
 
 echo "# 3. another user and A's leaves; what A's chmod gives (cgroup v1)"
-"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "echo \$\$ >$U/a2.pid; exec sleep 300" \
-        wait-file "$T/a2.go" close >"$T/a2.out" 2>&1 &
-track_pid $!
-wait_for "$U/a2.pid" '^[0-9]+$'; PA=$(cat "$U/a2.pid"); track_pid "$PA"
-S2=$(val AUTOGROUP_SESSION "$T/a2.out")
+SVC=agdef hold a2 "$UA"; PA=$HOLD_PID
+S2=$(val AUTOGROUP_SESSION a2)
 check_not "B cannot put its own process into A's leaf" as_user "$UB" "echo $PB >$CPU$S2/leaf-1/cgroup.procs"
 check_not "B cannot move A's process into B's leaf" as_user "$UB" "echo $PA >$CPU$SB/leaf-1/cgroup.procs"
 check_not "A cannot move B's process into A's leaf" as_user "$UA" "echo $PB >$CPU$S2/leaf-1/cgroup.procs"
@@ -226,10 +212,16 @@ exec sleep 300
 EOS
         } >"$U/$1.sh"
 }
+# linger NAME COMMAND [ACTION...]: a login of A (agdef) whose process,
+# COMMAND, writes its pid to $U/NAME.pid and outlives it; ACTIONs run before
+# the close. Sets SL (the session) and PL (that process)
+linger() {
+        local n="$1" c="$2"; shift 2
+        "$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "$c" wait-file "$U/$n.pid" "$@" close >"$T/$n.out" 2>&1
+        SL=$(val AUTOGROUP_SESSION "$n"); PL=$(cat "$U/$n.pid"); track_pid "$PL"
+}
 lingering_sh ling "\"$HELPER\" --root $ROOT enter --pid \$\$"
-"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "exec setsid sh $U/ling.sh" wait-file "$U/ling.pid" close \
-        >"$T/ling.out" 2>&1
-SL=$(val AUTOGROUP_SESSION "$T/ling.out"); PL=$(cat "$U/ling.pid"); track_pid "$PL"
+linger ling "exec setsid sh $U/ling.sh"
 check_eq "the lingering process sits in leaf-1" "$SL/leaf-1" "$(cgof "$PL")"
 check_eq "after close: the session keeps leaf-1 .. leaf-6 (login/ went)" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6" \
         "$(nleaves <(ls "$CPU$SL"))"
@@ -244,9 +236,7 @@ echo \$\$ >"$CPU\$d/leaf-3/cgroup.procs"
 echo \$\$ >$U/ling3.pid
 exec sleep 300
 EOS
-"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "exec setsid sh $U/ling3.sh" wait-file "$U/ling3.pid" close \
-        >"$T/ling3.out" 2>&1
-SL=$(val AUTOGROUP_SESSION "$T/ling3.out"); PL=$(cat "$U/ling3.pid"); track_pid "$PL"
+linger ling3 "exec setsid sh $U/ling3.sh"
 check_eq "the lingering process sits in leaf-3" "$SL/leaf-3" "$(cgof "$PL")"
 check_eq "after close: the session has leaf-1 .. leaf-6 again (login/ went)" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6" \
         "$(nleaves <(ls "$CPU$SL"))"
@@ -268,11 +258,7 @@ check_eq "the user's process moves into leaf-1" "$SU/leaf-1" "$(cat "$U/umask.cg
 
 echo "# 5f. a free leaf that close cannot make again: one log line, the session keeps the others"
 # the kernel refuses leaf-1 once the login is closing (tests/host/nomkdir.so)
-NOMKDIR="$abs_top_builddir/tests/host/.libs/nomkdir.so"
-if [ -f "$NOMKDIR" ]; then
-        PRELOAD="$NOMKDIR"
-        asan=$(ldd "$AGDRV" 2>/dev/null | awk '/libasan/ { print $3; exit }')
-        [ -n "$asan" ] && PRELOAD="$asan:$NOMKDIR"
+if nomkdir_preload; then
         lingering_sh ling4 "d=\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup)
 echo \$\$ >\"$CPU\$d/leaf-3/cgroup.procs\""
         env LD_PRELOAD="$PRELOAD" AG_TEST_NOMKDIR="leaf-1:$T/ling4.closing" "$AGDRV" --pam "$T" agdef "$UA" open env \
@@ -293,9 +279,7 @@ else
 fi
 
 echo "# 5g. a session that outlives its login in login/ (a nohup job): every leaf stays free"
-"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "echo \$\$ >$U/ling5.pid; exec sleep 300" \
-        wait-file "$U/ling5.pid" close >"$T/ling5.out" 2>&1
-SL=$(val AUTOGROUP_SESSION "$T/ling5.out"); PL=$(cat "$U/ling5.pid"); track_pid "$PL"
+linger ling5 "echo \$\$ >$U/ling5.pid; exec sleep 300"
 check_eq "the lingering process sits in login/" "$SL/login" "$(cgof "$PL")"
 check_eq "after close: login/ and leaf-1 .. leaf-6" "leaf-1 leaf-2 leaf-3 leaf-4 leaf-5 leaf-6 login" \
         "$(nleaves <(ls "$CPU$SL"))"
@@ -315,9 +299,7 @@ rename("$ARGV[3].tmp", $ARGV[3]);
 sleep 300;
 EOS
 chmod 644 "$U/holder.pl"
-"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "d=$CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup); echo \$\$ >\$d/leaf-1/cgroup.procs; exec perl $U/holder.pl \$d/leaf-2/cgroup.procs $U/ling6.pid $U/ling6.go $U/ling6.res" \
-        wait-file "$U/ling6.pid" close >"$T/ling6.out" 2>&1
-SL=$(val AUTOGROUP_SESSION "$T/ling6.out"); PL=$(cat "$U/ling6.pid"); track_pid "$PL"
+linger ling6 "d=$CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup); echo \$\$ >\$d/leaf-1/cgroup.procs; exec perl $U/holder.pl \$d/leaf-2/cgroup.procs $U/ling6.pid $U/ling6.go $U/ling6.res"
 check_eq "the old session lives on, its process in leaf-1" "$SL/leaf-1" "$(cgof "$PL")"
 printf '%s\n' "* weight 100" "$UA pool moved" "pool:moved max 50%" >"$CONF"
 "$AGDRV" --pam "$T" agdef "$UA" open env \
@@ -342,9 +324,7 @@ echo "* weight 100" >"$CONF"
 echo "# 5h2. a pool no config names any more, its session lingering: gc closes it (cgroup v1)"
 printf '%s\n' "* weight 100" "$UA pool old" "pool:old max 50%" >"$CONF"
 rm -f "$U/ling7.pid" "$U/ling7.go" "$U/ling7.res"
-"$AGDRV" --pam "$T" agdef "$UA" open env spawn-user "d=$CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup); echo \$\$ >\$d/leaf-1/cgroup.procs; exec perl $U/holder.pl \$d/leaf-2/cgroup.procs $U/ling7.pid $U/ling7.go $U/ling7.res" \
-        wait-file "$U/ling7.pid" close >"$T/ling7.out" 2>&1
-SL=$(val AUTOGROUP_SESSION "$T/ling7.out"); PL=$(cat "$U/ling7.pid"); track_pid "$PL"
+linger ling7 "d=$CPU\$(sed -n 's/^[0-9]*:cpu:\(.*\)\/login\$/\1/p' /proc/self/cgroup); echo \$\$ >\$d/leaf-1/cgroup.procs; exec perl $U/holder.pl \$d/leaf-2/cgroup.procs $U/ling7.pid $U/ling7.go $U/ling7.res"
 check_eq "the session lingers in pool old, its process in leaf-1" "$SL/leaf-1" "$(cgof "$PL")"
 echo "* weight 100" >"$CONF"
 "$HELPER" --root "$ROOT" --pam-dir "$T" gc >"$T/gc7.out" 2>&1

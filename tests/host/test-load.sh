@@ -16,15 +16,13 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+require_v1_cpu
 LOOPDRV="$abs_top_builddir/tests/host/loopdrv"
 LOGINS=${AG_LOAD_LOGINS:-200}
 NUSERS=${AG_LOAD_USERS:-20}
 SOAK=${AG_SOAK_CYCLES:-10000}
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
+test_root agtest
 hl_syslog_start || { not_ok "syslog capture started"; finish; }
 
 CONF="$T/autogroup.conf"
@@ -36,8 +34,8 @@ for k in $(seq "$NUSERS"); do
         echo "${TAG}u$k weight $((100 + k))" >>"$CONF"   # a weight of its own: no cross-talk
 done
 chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agl"
+pam_other
+pam_service agl "root=$ROOT conf=$CONF"
 shares_of() { echo $(((100 + $1) * 1024 / 100)); }
 mkdir -p "$T/go"
 

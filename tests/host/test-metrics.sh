@@ -17,39 +17,31 @@
 #     is; a user of weight 1 (10 shares on v1) shows 1.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+require_v1_cpu
 NE=$(command -v prometheus-node-exporter || command -v node_exporter) ||
-        { echo "1..0 # SKIP prometheus-node-exporter is not installed (bash .ci/apt-install prometheus-node-exporter)"; exit 77; }
+        skip_all "prometheus-node-exporter is not installed (bash .ci/apt-install prometheus-node-exporter)"
 for c in curl perl python3 unshare; do
-        command -v "$c" >/dev/null || { echo "1..0 # SKIP needs $c"; exit 77; }
+        command -v "$c" >/dev/null || skip_all "needs $c"
 done
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
+test_root agtest
 POOL="m$$"
-HELPER="$abs_top_builddir/helper/autogroup"
 TF="$T/textfile"; mkdir "$TF"
 PROM="$TF/autogroup.prom"
 
-add_user "${TAG}a"; add_user "${TAG}b"; add_user "${TAG}c"; add_user "${TAG}m"
-add_user "${TAG}l"; add_user "${TAG}i"; add_user "${TAG}w"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UM="${TAG}m"; UL="${TAG}l"; UI="${TAG}i"; UW="${TAG}w"
-IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC"); IM=$(id -u "$UM")
-IL=$(id -u "$UL"); II=$(id -u "$UI"); IW=$(id -u "$UW")
+new_user a
+new_user b
+new_user c
+new_user m
+new_user l
+new_user i
+new_user w
 CONF="$T/autogroup.conf"
 printf '* weight 100\n%s weight 300\n%s max 20%%\n%s pool %s\n%s idle yes\n%s weight 1\n' \
         "$UA" "$UB" "$UC" "$POOL" "$UI" "$UW" >"$CONF"; chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agm"
-drv() { timeout -k 5 120 "$AGDRV" --pam "$T" agm "$@"; }
-# hold USER NAME: a session of USER that stays open (its process sleeps) until $T/NAME.go
-hold() {
-        drv "$1" open env spawn-user "echo \$\$ > $U/$2.pid; exec sleep 300" wait-file "$T/$2.go" close \
-                >"$T/$2.out" 2>&1 &
-        track_pid $!
-        wait_for "$T/$2.out" '^AUTOGROUP_SESSION=' && wait_for "$U/$2.pid" '^[0-9]+$' && track_pid "$(cat "$U/$2.pid")"
-}
+pam_other
+pam_service agm "root=$ROOT conf=$CONF"
+SVC=agm; BOUND=120               # drv (lib.sh)
 # 1 s of this process's CPU time, whatever the machine's load
 BURN1='perl -MTime::HiRes=clock_gettime,CLOCK_PROCESS_CPUTIME_ID -e "1 while clock_gettime(CLOCK_PROCESS_CPUTIME_ID) < 1.0"'
 SPIN='perl -e "1 while 1"'
@@ -72,8 +64,8 @@ fcmp() { [ -n "$1" ] && [ -n "$3" ] && awk -v a="$1" -v b="$3" "BEGIN { exit !(a
 check "node_exporter answers on 127.0.0.1:$PORT" curl -sf "$URL"
 
 echo "# 1. a session's 1 s of CPU in its user's counter"
-hold "$UA" ha
-hold "$UC" hc
+hold ha "$UA"
+hold hc "$UC"
 scrape s1
 C1=$(mval "$T/s1.txt" autogroup_user_cpu_seconds_total "$IA")
 check "the user's CPU counter is there: $C1" fcmp "$C1" '>=' 0
@@ -126,7 +118,7 @@ check_eq "the uncapped user was never throttled" 0 "$(mval "$T/t2.txt" autogroup
 kill "$(cat "$U/spin.pid")" 2>/dev/null; touch "$T/b.go"
 
 echo "# 4. a user name a directory could hand out"
-hold "$UM" hm
+hold hm "$UM"
 # the same uid under a name with '"', '\', '}', ',', a control character and a byte that is not UTF-8
 perl -pe 'BEGIN { $u = shift } s/^\Q$u\E:/q"u\\o\xff\x01te},x="1":/' "$UM" /etc/passwd >"$T/passwd"
 chmod 644 "$T/passwd"
@@ -202,13 +194,8 @@ check_not "and not a live one" grep -q "(lingering)" "$T/a.status"
 kill "$LP" 2>/dev/null
 
 echo "# 9. the weight gauge: an idle user, a user of weight 1"
-drv "$UI" open env spawn-user "echo \$\$ > $U/hi.pid; exec sleep 300" wait-file "$T/hi.go" close >"$T/hi.out" 2>&1 &
-track_pid $!
-drv "$UW" open env spawn-user "echo \$\$ > $U/hw.pid; exec sleep 300" wait-file "$T/hw.go" close >"$T/hw.out" 2>&1 &
-track_pid $!
-wait_for "$T/hi.out" '^AUTOGROUP_SESSION=' && wait_for "$T/hw.out" '^AUTOGROUP_SESSION=' &&
-        wait_for "$U/hi.pid" '^[0-9]+$' && wait_for "$U/hw.pid" '^[0-9]+$'
-track_pid "$(cat "$U/hi.pid")" "$(cat "$U/hw.pid")"
+hold hi "$UI"
+hold hw "$UW"
 scrape i1
 check_eq "idle user: cpu.idle 1 in the kernel" 1 "$(cat "$CG/user-$II/cpu.idle")"
 check_eq "idle user: idle gauge 1" 1 "$(mval "$T/i1.txt" autogroup_user_idle "$II")"

@@ -3,19 +3,13 @@
 # machine's real cgroup v1 cpu hierarchy, with a test root of its own.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+require_v1_cpu
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
+test_root agtest
 start_syslog || true
 
 add_group "${TAG}g"
-add_user "${TAG}a" "${TAG}g"
-add_user "${TAG}b"
-add_user "${TAG}c"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"
-IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC")
+new_user a "${TAG}g"; new_user b; new_user c
 
 CONF="$T/autogroup.conf"
 cat >"$CONF" <<CONF
@@ -27,24 +21,10 @@ $UB             max      150%
 $UC             sessions no
 CONF
 chmod 644 "$CONF"
-svc() { # svc NAME OPTIONS...: a service file with the module as "optional"
-        local n="$1"; shift
-        printf 'session required pam_permit.so\nsession %s %s %s\n' "${CONTROL:-optional}" "$AG_MODULE" "$*" >"$T/$n"
-}
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-svc agtest "root=$ROOT conf=$CONF debug"
-CONTROL=required svc agstrict "root=$ROOT conf=$CONF strict"
-drv() { "$AGDRV" --pam "$T" "$@"; }
-# bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
-bg() {
-        local n="$1" u="$2"; shift 2
-        drv agtest "$u" open env cgroup "$@" wait-file "$T/$n.go" close cgroup >"$T/$n.out" 2>&1 &
-        track_pid $!
-        eval "PID_$n=$!"
-        wait_for "$T/$n.out" '^cgroup='
-}
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
-owner() { stat -c %U "$1" 2>/dev/null; }
+pam_other
+pam_service agtest "root=$ROOT conf=$CONF debug"
+CONTROL=required pam_service agstrict "root=$ROOT conf=$CONF strict"
+BG_SVC=agtest                   # bg (lib.sh)
 
 echo "# 1. two concurrent sessions of one user, one user group"
 bg a1 "$UA"
@@ -160,7 +140,7 @@ check_eq "no group left behind" "" "$(ls -d "$CG"/user-* 2>/dev/null)"
 echo "# 10. a broken config still lets the session open"
 BAD="$T/bad.conf"
 printf '%s\n' "$UA weight 300" "$UA frobnicate 3" "garbage" "$UA weight 999999" "* max 12" "$UA idle maybe" >"$BAD"
-svc agbad "root=$ROOT conf=$BAD"
+pam_service agbad "root=$ROOT conf=$BAD"
 "$AGDRV" --pam "$T" agbad "$UA" open cgroup close >"$T/bad.out" 2>&1
 check "session opened despite bad lines" grep -q '^open=PAM_SUCCESS' "$T/bad.out"
 check "and was grouped" grep -q "^cgroup=/$ROOT/user-$IA/" "$T/bad.out"
@@ -168,7 +148,7 @@ log_has "bad item logged with file:line" "$BAD:2: .*line skipped"
 log_has "bad value logged with file:line" "$BAD:4: "
 log_has "bad cap logged with file:line" "$BAD:5: "
 mkdir -p "$T/wd"; printf '%s\n' "$UA weight 300" >"$T/wd/ww.conf"; chmod 666 "$T/wd/ww.conf"
-svc agww "root=$ROOT conf=$T/wd/ww.conf"
+pam_service agww "root=$ROOT conf=$T/wd/ww.conf"
 "$AGDRV" --pam "$T" agww "$UA" open cgroup close >"$T/ww.out" 2>&1
 check "world-writable config: session still opens" grep -q '^open=PAM_SUCCESS' "$T/ww.out"
 log_has "world-writable config refused with a log line" "ww.conf: .*world-writable"
@@ -176,7 +156,7 @@ drv agtest "$UA" open run-user "cat $CPU/$ROOT/user-$IA/cpu.shares > $U/shares" 
 check_eq "refused file's rule not applied (group weight 50 applies)" 512 "$(cat "$U/shares")"
 
 echo "# 11. options"
-svc agopt "root=$ROOT conf=$CONF bogus=1 root=../etc"
+pam_service agopt "root=$ROOT conf=$CONF bogus=1 root=../etc"
 "$AGDRV" --pam "$T" agopt "$UA" open cgroup close >"$T/opt.out" 2>&1
 check "unknown option does not fail the session" grep -q '^open=PAM_SUCCESS' "$T/opt.out"
 log_has "unknown option logged" "unknown option: bogus=1"
@@ -217,7 +197,7 @@ if command -v strace >/dev/null; then
         check "session-create record names user, uid and cgroup" grep -q "op=autogroup-session-create acct=\"$UA\" uid=$IA cgroup=$SA " "$T/audit.trace"
         check "remove record for the session" grep -q "op=autogroup-remove acct=.* cgroup=$SA " "$T/audit.trace"
         check "remove record for the user group" grep -q "op=autogroup-remove acct=.* cgroup=/$ROOT/user-$IA " "$T/audit.trace"
-        svc agnoaudit "root=$ROOT conf=$CONF noaudit"
+        pam_service agnoaudit "root=$ROOT conf=$CONF noaudit"
         strace -f -s 512 -e trace=sendto -o "$T/noaudit.trace" "$AGDRV" --pam "$T" agnoaudit "$UA" open close >/dev/null 2>&1
         check_not "noaudit: no record" grep -q "op=autogroup" "$T/noaudit.trace"
 else
@@ -228,7 +208,7 @@ echo "# 15. root, as in limits.conf: \"*\" and @group rules do not apply; a rule
 CONFR="$T/root.conf"
 printf '*  max  50%%\n@root  weight  10\n%s  weight  300\n' "$UA" >"$CONFR"
 chmod 644 "$CONFR"
-svc agroot "root=$ROOT conf=$CONFR"
+pam_service agroot "root=$ROOT conf=$CONFR"
 drvbg() { # drvbg NAME SERVICE USER: a session held open until $T/NAME.go exists
         "$AGDRV" --pam "$T" "$2" "$3" open env cgroup wait-file "$T/$1.go" close >"$T/$1.out" 2>&1 &
         track_pid $!
@@ -248,7 +228,6 @@ printf 'root  max  400%%\n' >>"$CONFR"
 drvbg r2 agroot root
 check_eq "a rule naming root applies (max 400%)" 400000 "$(cat "$CG/user-0/cpu.cfs_quota_us")"
 touch "$T/r2.go"; wait_gone "$CG/user-0"
-HELPER="$abs_top_builddir/helper/autogroup"
 "$HELPER" explain --conf "$CONFR" root >"$T/explain-root.out" 2>&1
 check "autogroup explain root says 2 lines do not apply to it" \
         grep -q 'uid 0: "\*" and "@group" rules do not apply (as in limits.conf), 2 such lines skipped' "$T/explain-root.out"

@@ -14,8 +14,9 @@
 #      the login keeps its group and nothing is logged;
 #   3. a login nobody moves: nothing logged.
 if [ -z "${AG_ORDER_INNER:-}" ]; then
-        if [ "$(id -u)" != 0 ]; then echo "1..0 # SKIP needs root"; exit 77; fi
-        if ! command -v unshare >/dev/null 2>&1; then echo "# unshare missing"; echo "0 passed, 0 failed, 1 skipped"; exit 77; fi
+        AG_LIB_FUNCS_ONLY=1 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
+        require_root
+        require_cmds "util-linux" unshare
         made=""
         [ -d /run/autogroup ] || { mkdir -m 755 /run/autogroup && made=yes; }
         AG_ORDER_INNER=1 unshare -m --propagation private -- bash "$0" "$@"
@@ -25,8 +26,7 @@ if [ -z "${AG_ORDER_INNER:-}" ]; then
 fi
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-skip_all() { echo "# $*"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
-[ -f "$CPU/cpu.shares" ] || skip_all "no cgroup v1 cpu hierarchy at $CPU"
+require_v1_cpu
 PAM_EXEC=$(dirname "$(readlink -f "$AG_MODULE")")
 for d in /lib/x86_64-linux-gnu/security /usr/lib/x86_64-linux-gnu/security /lib/security /usr/lib/security /lib64/security; do
         [ -f "$d/pam_exec.so" ] && PAM_EXEC="$d/pam_exec.so" && break
@@ -35,20 +35,16 @@ done
 mount -t tmpfs -o mode=755 tmpfs /run/autogroup || skip_all "cannot mount a private tmpfs on /run/autogroup"
 start_syslog || true
 
-ROOT="agorder-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
-add_user "${TAG}a"
-UA="${TAG}a"; IA=$(id -u "$UA")
-CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
+test_root agorder
+new_user a
+write_conf "* weight 100"
 # the mover: what pam_systemd's scope start does to its caller on cgroup v1
 cat >"$T/mover" <<EOS
 #!/bin/sh
 echo "\$PPID" >$CPU/cgroup.procs
 EOS
 chmod 755 "$T/mover"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+pam_other
 MOVER="session optional $PAM_EXEC type=open_session $T/mover"
 AGL="session optional $AG_MODULE root=$ROOT conf=$CONF"
 printf '%s\n%s\n' "$AGL" "$MOVER" >"$T/agbefore"

@@ -20,14 +20,12 @@
 # removes the empty root group if this test made it.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-
-skip_all() { echo "1..0 # SKIP $*"; exit 77; }
 # It changes the machine: only when asked (doc/testing.md, "What make check touches").
 [ "${AG_TEST_SYSTEM:-0}" = 1 ] || skip_all "installs the Debian package, whose postinst adds the module to the machine's /etc/pam.d/common-session while it runs: set AG_TEST_SYSTEM=1 to run it (.ci/run does)"
 for c in dpkg-buildpackage dpkg-checkbuilddeps dh lintian apt-get pam-auth-update su flock; do
         command -v "$c" >/dev/null 2>&1 || skip_all "$c not installed (needs debhelper lintian dpkg-dev apt libpam-runtime)"
 done
-[ -f "$CPU/cpu.shares" ] || skip_all "no cgroup v1 cpu hierarchy at $CPU"
+require_v1_cpu
 # One package test at a time on this machine (several trees may run make check).
 exec 9>/run/lock/pam-autogroup-test-package.lock
 flock -w 900 9 || skip_all "another package test holds /run/lock/pam-autogroup-test-package.lock"

@@ -9,68 +9,42 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
-HELPER="$abs_top_builddir/helper/autogroup"
+require_v1_cpu
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
+test_root agtest
 AG="$HELPER --root $ROOT"
 # syslog: a capture of our own in a private mount namespace (hardening-lib.sh)
 hl_syslog_start || { not_ok "syslog capture started"; finish; }
 
 add_group "${TAG}g"
-add_user "${TAG}a" "${TAG}g"
-add_user "${TAG}b" "${TAG}g"
-add_user "${TAG}c"
-add_user "${TAG}x"
-add_user "${TAG}n" "${TAG}g"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UX="${TAG}x"; UN="${TAG}n"
-IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC"); IX=$(id -u "$UX"); IN=$(id -u "$UN")
+new_user a "${TAG}g"
+new_user b "${TAG}g"
+new_user c
+new_user x
+new_user n "${TAG}g"
 PA="$CG/pool-alpha"; PB="$CG/pool-beta"
 
 # conf: alpha = @g (users a, b, n), beta = c, x in no pool
 conf() { # conf FILE POOL-OF-A
-        cat >"$1" <<CONF
-# pools test policy
-*               weight   100
-@${TAG}g        pool     alpha
-$UC             pool     beta
-$UA             pool     $2
-$UB             weight   200
-$UN             sessions no
-pool:alpha      weight   300
-pool:beta       weight   100
-pool:beta       max      150%
-CONF
-        chmod 644 "$1"
+        conf_file "$1" "# pools test policy" "* weight 100" "@${TAG}g pool alpha" "$UC pool beta" "$UA pool $2" \
+                "$UB weight 200" "$UN sessions no" "pool:alpha weight 300" "pool:beta weight 100" "pool:beta max 150%"
 }
 conf "$T/c1.conf" alpha
 conf "$T/c2.conf" beta
 conf "$T/c3.conf" none
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+pam_other
 for i in 1 2 3; do
-        printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' \
-                "$AG_MODULE" "$ROOT" "$T/c$i.conf" >"$T/agp$i"
+        pam_service agp$i "root=$ROOT conf=$T/c$i.conf debug"
 done
-drv() { nsrun 'exec "$@"' "$AGDRV" --pam "$T" "$@"; }
-# bg NAME SVC USER ACTIONS...: a session that stays open until $T/NAME.go exists
-bg() {
-        local n="$1" s="$2" u="$3"; shift 3
-        drv "$s" "$u" open env cgroup "$@" wait-file "$T/$n.go" close cgroup >"$T/$n.out" 2>&1 &
-        track_pid $!
-        eval "PID_$n=$!"
-        wait_for "$T/$n.out" '^cgroup='
-}
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
-owner() { stat -c %U "$1" 2>/dev/null; }
+DRV_WRAP=(nsrun 'exec "$@"')    # drv (lib.sh): agdrv in the syslog namespace
+BG_SVC=agp1                     # bg's sessions: pool member service agp1
 mode() { stat -c %a "$1" 2>/dev/null; }
 
 echo "# 1. layout: <root>/pool-<name>/user-<uid>/<session>/login"
-bg a1 agp1 "$UA" spawn-user "setsid sh -c 'echo \$\$ > $U/a1.sh; exec sleep 300' &"
-bg b1 agp1 "$UB"
-bg c1 agp1 "$UC"
-bg x1 agp1 "$UX"
+bg a1 "$UA" spawn-user "setsid sh -c 'echo \$\$ > $U/a1.sh; exec sleep 300' &"
+bg b1 "$UB"
+bg c1 "$UC"
+bg x1 "$UX"
 wait_for "$U/a1.sh" '^[0-9]+$'; SHA=$(cat "$U/a1.sh"); track_pid "$SHA"
 SA=$(val AUTOGROUP_SESSION a1); SB=$(val AUTOGROUP_SESSION b1); SC=$(val AUTOGROUP_SESSION c1); SX=$(val AUTOGROUP_SESSION x1)
 check_eq "all four sessions opened" "" "$(grep -L '^open=PAM_SUCCESS' "$T/a1.out" "$T/b1.out" "$T/c1.out" "$T/x1.out")"
@@ -213,7 +187,7 @@ fi
 echo "# 6. a bad pool line is logged with file:line; the login still works"
 BADM="$T/badm.conf"
 printf '%s\n' "$UX pool Bad-Name" "pool:x sessions no" "$UX weight 300" >"$BADM"; chmod 644 "$BADM"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$BADM" >"$T/agbad"
+pam_service agbad "root=$ROOT conf=$BADM"
 drv agbad "$UX" open cgroup run-user "cat $CG/user-$IX/cpu.shares > $U/badm.shares" close >"$T/badm.out" 2>&1
 check "session opened" grep -q '^open=PAM_SUCCESS' "$T/badm.out"
 check "grouped in no pool" grep -q "^cgroup=/$ROOT/user-$IX/" "$T/badm.out"
@@ -239,7 +213,7 @@ hlog_has "removal of the pool reported" "removed /$ROOT/pool-beta\$"
 
 echo "# 9. pool change between logins, a session lingering in the old pool"
 kill "$SHA" 2>/dev/null
-bg a2 agp1 "$UA" spawn-user "sleep 300 & echo \$! > $U/linger.pid; wait"
+bg a2 "$UA" spawn-user "sleep 300 & echo \$! > $U/linger.pid; wait"
 wait_for "$U/linger.pid" '^[0-9]+$'; LP=$(cat "$U/linger.pid"); track_pid "$LP"
 SL=$(val AUTOGROUP_SESSION a2)
 touch "$T/a1.go" "$T/a2.go"; wait "$PID_a1" "$PID_a2" 2>/dev/null
@@ -285,7 +259,7 @@ check "its own close removed the pool" test ! -e "$PB"
 if [ -x "$HELPER" ]; then
 echo "# 10. gc visits pools"
 mkdir -p "$CG/pool-gamma/user-$IC/s999" "$CG/pool-gamma/user-$IX" "$CG/pool-Bad/user-$IC/s1"
-bg g1 agp1 "$UB"
+bg g1 "$UB"
 SG=$(val AUTOGROUP_SESSION g1)
 $AG gc >"$T/gc.out" 2>&1; rc=$?
 check_eq "gc: exit 0" 0 "$rc"

@@ -19,46 +19,23 @@
 # what a login nested in a session does (one of the same user stays in its
 # caller's group; one of another user gets a session of its own), and for its
 # groups being gone after it.
-if [ -z "${AG_RC_INNER:-}" ]; then
-        if [ "$(id -u)" != 0 ]; then echo "1..0 # SKIP needs root"; exit 77; fi
-        if ! command -v unshare >/dev/null 2>&1; then echo "# unshare missing"; echo "0 passed, 0 failed, 1 skipped"; exit 77; fi
-        AG_RC_INNER=1 exec unshare -m --propagation private -- bash "$0" "$@"
-fi
+AG_PRIVATE_MOUNTS=1   # lib.sh re-executes this script under unshare -m
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-skip_all() { echo "# $*"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
-[ -f "$CPU/cpu.shares" ] || skip_all "no cgroup v1 cpu hierarchy at $CPU"
-for c in su runuser sudo cron pamtester login tmux screen python3 setsid; do
-        command -v "$c" >/dev/null 2>&1 ||
-                skip_all "missing $c (util-linux, login, sudo, cron, pamtester, tmux, screen, python3)"
-done
-HELPER="${AG_HELPER:-$abs_top_builddir/helper/autogroup}"
+require_v1_cpu
+require_cmds "util-linux, login, sudo, cron, pamtester, tmux, screen, python3" su runuser sudo cron pamtester login tmux screen python3 setsid
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
+test_root agtest
 USR="${TAG}r"
 CRON_PID=""
-pamd_sums() { find /etc/pam.d /etc/sudoers /etc/crontab /etc/cron.d -type f -print0 | sort -z | xargs -0 sha256sum; }
-pamd_sums >"$T/host.before"
+HOSTFILES=(/etc/sudoers /etc/crontab /etc/cron.d)       # checked unchanged at the end, with /etc/pam.d
+pamd_sums "${HOSTFILES[@]}" >"$T/host.before"
 
-rc_cleanup() {
-        if [ -n "$CRON_PID" ]; then kill "$CRON_PID" 2>/dev/null; wait "$CRON_PID" 2>/dev/null; fi
-        if id "$USR" >/dev/null 2>&1; then
-                pkill -KILL -u "$USR" 2>/dev/null; sleep 0.1
-                userdel -r "$USR" >/dev/null 2>&1
-        fi
-        rm_cgroup_tree "$CG"
-        ag_cleanup
-}
-trap rc_cleanup EXIT
 start_syslog || true            # before /run is replaced: its lock stays held
 
-useradd -m -s /bin/sh "$USR" >/dev/null || { echo "not ok - useradd -m $USR"; exit 1; }
+add_home_user "$USR"
 IU=$(id -u "$USR")
-CONF="$T/autogroup.conf"
-printf '%s\n' "*  weight 100" "$USR weight 300" "root weight 150" >"$CONF"
-chmod 644 "$CONF"
+write_conf "*  weight 100" "$USR weight 300" "root weight 150"
 LINE="session optional $AG_MODULE root=$ROOT conf=$CONF debug"
 
 echo "# 0. private copies of what the clients read, in this mount namespace"
@@ -67,22 +44,12 @@ for f in common-session common-session-noninteractive runuser; do echo "$LINE" >
 cp -p /etc/sudoers "$T/sudoers"
 printf '%s ALL=(ALL:ALL) NOPASSWD: ALL\n' "$USR" >>"$T/sudoers"
 chmod 440 "$T/sudoers"
-mkdir -m 755 "$T/cron.d"
-mkdir -m 1730 "$T/spool"
-printf 'SHELL=/bin/sh\nPATH=/usr/bin:/bin\n* * * * * %s sh %s/probe.sh cron >>%s/cron.out 2>&1\n' "$USR" "$U" "$U" >"$T/crontab"
-chmod 644 "$T/cron.d" "$T/crontab"
 mounted=yes
 mount --bind "$T/pamd" /etc/pam.d || mounted=no
 mount --bind "$T/sudoers" /etc/sudoers || mounted=no
-mount --bind "$T/crontab" /etc/crontab || mounted=no
-mount --bind "$T/cron.d" /etc/cron.d || mounted=no
-[ -d /var/spool/cron/crontabs ] && { mount --bind "$T/spool" /var/spool/cron/crontabs || mounted=no; }
-for f in /var/log/wtmp /var/log/btmp /var/log/lastlog; do
-        [ -f "$f" ] || continue
-        cp -p "$f" "$T/$(basename "$f")" && mount --bind "$T/$(basename "$f")" "$f" || mounted=no
-done
-mount -t tmpfs -o mode=755 tmpfs /run || mounted=no
-mkdir -p -m 1777 /run/lock /run/screen
+private_cron "$USR" "sh $U/probe.sh cron >>$U/cron.out 2>&1" || mounted=no
+private_run || mounted=no
+mkdir -p -m 1777 /run/screen
 [ "$mounted" = yes ] || skip_all "cannot bind-mount the private copies in this namespace"
 check "the copies are in place (/etc/pam.d/common-session has the line)" grep -qF "$LINE" /etc/pam.d/common-session
 
@@ -95,9 +62,6 @@ echo "$1.session=${AUTOGROUP_SESSION:-}"
 EOF
 chmod 755 "$U/probe.sh"
 P="sh $U/probe.sh"
-val() { sed -n "s/^$1=//p" "$2" | head -n1; }
-# gone PATH: wait (at most 15 s) until PATH is gone
-gone() { local _; for _ in $(seq 150); do [ -e "$1" ] || return 0; sleep 0.1; done; return 1; }
 # in_session TAG FILE UID: TAG ran in <root>/user-UID/<session>/login; prints the session
 in_session() {
         local cg; cg=$(val "$1.cgroup" "$2")
@@ -158,7 +122,7 @@ log_has "another user's login from inside a session says why it gets its own" \
 
 echo "# 4. a private cron daemon runs the job in a session of its own"
 cron -f -L 0 >"$T/cron.log" 2>&1 &
-CRON_PID=$!
+CRON_PID=$!; daemon_pid "$CRON_PID"
 # cron starts jobs at the minute: wait at most 75 s for the job's lines
 for _ in $(seq 750); do grep -q '^cron.session=' "$U/cron.out" 2>/dev/null && break; sleep 0.1; done
 if grep -q '^cron.cgroup=' "$U/cron.out" 2>/dev/null; then
@@ -167,7 +131,7 @@ if grep -q '^cron.cgroup=' "$U/cron.out" 2>/dev/null; then
 else
         not_ok "cron: the job ran within 75 s ($(head -c 300 "$T/cron.log" 2>/dev/null | tr '\n' ' '))"
 fi
-kill "$CRON_PID" 2>/dev/null; wait "$CRON_PID" 2>/dev/null; CRON_PID=""
+stop_daemon "$CRON_PID"
 
 echo "# 5. login -f on a pseudo-terminal"
 cat >"$T/ptydrv.py" <<'EOF'
@@ -301,5 +265,5 @@ check_not "the tmux/screen session is gone" test -e "$CPU$sm"
 echo "# 8. nothing left; the host's files as they were"
 check_eq "no group of the user left below /$ROOT" "" "$(find "$CG" -mindepth 1 -type d 2>/dev/null | tr '\n' ' ')"
 umount /etc/pam.d /etc/sudoers /etc/crontab /etc/cron.d 2>/dev/null
-check "the host's /etc/pam.d, sudoers, crontab, cron.d unchanged (sha256)" diff "$T/host.before" <(pamd_sums)
+check "the host's /etc/pam.d, sudoers, crontab, cron.d unchanged (sha256)" diff "$T/host.before" <(pamd_sums "${HOSTFILES[@]}")
 finish

@@ -15,9 +15,9 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 # The spec's %check runs make check (unit tests only); never this test again inside it.
-[ -z "${AG_IN_RPM_TEST:-}" ] && export AG_IN_RPM_TEST=1 || { echo "1..0 # SKIP nested in test-rpm.sh's own rpmbuild"; exit 77; }
+[ -z "${AG_IN_RPM_TEST:-}" ] && export AG_IN_RPM_TEST=1 || skip_all "nested in test-rpm.sh's own rpmbuild"
 for c in rpmbuild rpm rpm2cpio cpio; do
-        command -v "$c" >/dev/null 2>&1 || { echo "1..0 # SKIP $c not installed (package rpm, cpio)"; exit 77; }
+        command -v "$c" >/dev/null 2>&1 || skip_all "$c not installed (package rpm, cpio)"
 done
 SPEC="$abs_top_srcdir/rpm/pam_autogroup.spec"
 VERSION=$(sed -n 's/^PACKAGE_VERSION = //p' "$abs_top_builddir/Makefile")
@@ -121,7 +121,7 @@ if [ -f "$CPU/cpu.shares" ]; then
         add_user "${TAG}r"
         IR=$(id -u "${TAG}r")
         printf '* weight 250\n' >"$T/rpm.conf"; chmod 644 "$T/rpm.conf"
-        printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+        pam_other
         printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$MOD" "$ROOT" "$T/rpm.conf" >"$T/agrpm"
         "$AGDRV" --pam "$T" agrpm "${TAG}r" open cgroup run-user "cat $CPU/$ROOT/user-$IR/cpu.shares >$U/shares" close >"$T/login.out" 2>&1
         check "login through the packaged module: open PAM_SUCCESS" grep -q '^open=PAM_SUCCESS' "$T/login.out"

@@ -8,17 +8,16 @@
 #      no user bus): no scope of the user manager.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
-HELPER="$abs_top_builddir/helper/autogroup"
-[ -x "$HELPER" ] || { echo "1..0 # SKIP helper not built ($HELPER)"; exit 77; }
+require_v1_cpu
+require_helper
 
 ROOT="agtest-$$"
 AG_CGROOTS="$CPU/$ROOT"
-add_user "${TAG}u"
+new_user u
 USR="${TAG}u"; UID_=$(id -u "$USR")
 CONF="$T/autogroup.conf"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agrun"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+pam_service agrun "root=$ROOT conf=$CONF"
+pam_other
 # login CMD: CMD as the user inside a login of its own (a terminal's: tty ssh)
 login() { timeout -k 5 120 "$AGDRV" --pam "$T" agrun "$USR" open run-user "$1" close >"$T/login.out" 2>&1; }
 RUN="\"$HELPER\" --root $ROOT run"

@@ -17,32 +17,23 @@
 #   3. a nested login of the same user (su - and runuser -l from inside the
 #      user's session: the module steps aside) sets AUTOGROUP_SESSION to the
 #      caller's session.
-if [ -z "${AG_SF_INNER:-}" ]; then
-        if [ "$(id -u)" != 0 ]; then echo "1..0 # SKIP needs root"; exit 77; fi
-        if ! command -v unshare >/dev/null 2>&1; then echo "# unshare missing"; echo "0 passed, 0 failed, 1 skipped"; exit 77; fi
-        AG_SF_INNER=1 exec unshare -m --propagation private -- bash "$0" "$@"
-fi
+AG_PRIVATE_MOUNTS=1   # lib.sh re-executes this script under unshare -m
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-skip_all() { echo "# $*"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
-[ -f "$CPU/cpu.shares" ] || skip_all "no cgroup v1 cpu hierarchy at $CPU"
-for c in su runuser; do command -v "$c" >/dev/null 2>&1 || skip_all "missing $c (util-linux)"; done
-HELPER="${AG_HELPER:-$abs_top_builddir/helper/autogroup}"
-[ -x "$HELPER" ] || skip_all "$HELPER not built"
+require_v1_cpu
+require_cmds "util-linux" su runuser
+require_helper
 
 ROOT="agfind-$$"
 OTHER="agfind2-$$"              # a root no module line names
 CG="$CPU/$ROOT"
 AG_CGROOTS="$CG $CPU/$OTHER"
-pamd_sums() { find /etc/pam.d -type f -print0 | sort -z | xargs -0 sha256sum; }
 pamd_sums >"$T/host.before"
 trap 'umount /etc/pam.d 2>/dev/null; ag_cleanup' EXIT
 start_syslog || true
 
-add_user "${TAG}a"; add_user "${TAG}b"
-UA="${TAG}a"; UB="${TAG}b"; IA=$(id -u "$UA"); IB=$(id -u "$UB")
-CONF="$T/autogroup.conf"
-echo "* weight 100" >"$CONF"; chmod 644 "$CONF"
+new_user a; new_user b
+write_conf "* weight 100"
 LINE="session optional $AG_MODULE root=$ROOT conf=$CONF debug"
 SSHLINE="session optional $AG_MODULE root=$ROOT conf=$T/ssh.conf acctlog=debug strict noaudit"
 
@@ -86,7 +77,6 @@ echo "enter=\$(setsid -w sh -c 'exec env -u AUTOGROUP_SESSION "$HELPER" enter --
 echo "hint-run=\$("$HELPER" run -- true 2>&1; echo rc=\$?)"
 EOS
 chmod 755 "$U/probe.sh"
-val() { sed -n "s/^$1=//p" "$2" | head -n1; }
 runuser -l "$UA" -c "sh $U/probe.sh" >"$T/ru.out" 2>&1
 sed 's/^/#   /' "$T/ru.out"
 S=$(val cgroup "$T/ru.out"); S=${S%/login}

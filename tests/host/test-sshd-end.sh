@@ -21,43 +21,21 @@
 # not a speed measurement.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "# no cgroup v1 cpu hierarchy at $CPU"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
-SSHD_BIN=/usr/sbin/sshd
-for c in "$SSHD_BIN" ssh ssh-keygen unshare ss strace perl; do
-        command -v "$c" >/dev/null 2>&1 && continue
-        echo "# missing $c (openssh-server, openssh-client, util-linux, iproute2, strace, perl)"
-        echo "0 passed, 0 failed, 1 skipped"; exit 77
-done
-HELPER="${AG_HELPER:-$abs_top_builddir/helper/autogroup}"
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
+require_v1_cpu
+require_cmds "openssh-server, openssh-client, util-linux, iproute2, strace, perl" "$SSHD_BIN" ssh ssh-keygen unshare ss strace perl
+test_root agtest
 ACCT=/sys/fs/cgroup/cpuacct
-AG_CGROOTS="$CG"
 SVC="sshd-ag$$"
 USR="${TAG}e"
 USR2="${TAG}f"
-SSHD_PID=""
-pamd_sums() { find /etc/pam.d -type f -print0 | sort -z | xargs -0 sha256sum; }
 pamd_sums >"$T/pamd.before"
 
-end_cleanup() {
-        if [ -n "$SSHD_PID" ]; then kill "$SSHD_PID" 2>/dev/null; wait "$SSHD_PID" 2>/dev/null; fi
-        for u in "$USR" "$USR2"; do
-                id "$u" >/dev/null 2>&1 || continue
-                pkill -KILL -u "$u" 2>/dev/null; sleep 0.1
-                userdel -r "$u" >/dev/null 2>&1
-        done
-        ag_cleanup
-}
-trap end_cleanup EXIT
 start_syslog || true
 
-for u in "$USR" "$USR2"; do useradd -m -s /bin/sh "$u" >/dev/null || { echo "not ok - useradd $u"; exit 1; }; done
+add_home_user "$USR"; add_home_user "$USR2"
 IU=$(id -u "$USR")
 IU2=$(id -u "$USR2")
-CONF="$T/autogroup.conf"
-echo "*  weight 100" >"$CONF"
-chmod 644 "$CONF"
+write_conf "*  weight 100"
 OPTS="root=$ROOT conf=$CONF debug"
 MOD="session optional $AG_MODULE $OPTS"
 
@@ -81,47 +59,19 @@ install -m 755 "$HELPER" "$T/bin/autogroup"
 sed -e "s|@bindir@|$T/bin|g" -e "s|@pkgdatadir@|$T|g" "$abs_top_srcdir/conf/autogroup-hook.sh.in" >"$T/hook.sh"
 chmod 644 "$T/hook.sh"
 
-PORT=$((20000 + ($$ + 7919) % 20000))
-for _ in $(seq 20); do
-        ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . || break
-        PORT=$((PORT + 1))
-done
-ssh-keygen -q -t ed25519 -N '' -C "host-$TAG" -f "$T/host_key" || true
-ssh-keygen -q -t ed25519 -N '' -C "client-$TAG" -f "$T/id" || true
+sshd_port 7919
+sshd_keys || true
 for u in "$USR" "$USR2"; do
         h=$(getent passwd "$u" | cut -d: -f6)
         install -d -m 700 -o "$u" -g "$(id -g "$u")" "$h/.ssh"
         install -m 600 -o "$u" -g "$(id -g "$u")" "$T/id.pub" "$h/.ssh/authorized_keys"
 done
-cat >"$T/sshd_config" <<EOF
-ListenAddress 127.0.0.1
-Port $PORT
-HostKey $T/host_key
-PidFile $T/sshd.pid
-UsePAM yes
-PubkeyAuthentication yes
-AuthorizedKeysFile .ssh/authorized_keys
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-PermitRootLogin no
-AllowUsers $USR $USR2
-X11Forwarding no
-PrintMotd no
-PrintLastLog no
-MaxStartups 100
-LogLevel VERBOSE
-EOF
-# sshd names its PAM service after argv[0]'s basename
-ln -s "$SSHD_BIN" "$T/$SVC"
-mkdir -p /run/sshd
-unshare -m --propagation private sh -c \
-        "mount --bind '$T/pamd' /etc/pam.d && exec '$T/$SVC' -D -e -f '$T/sshd_config'" >"$T/sshd.log" 2>&1 &
-SSHD_PID=$!
+sshd_write_config "$USR $USR2" "MaxStartups 100"
+sshd_run "$SVC" "$T/pamd"; daemon_pid "$SSHD_PID"
 wait_for "$T/sshd.log" 'Server listening on 127.0.0.1'
 check "sshd (as $SVC, private /etc/pam.d) listens on 127.0.0.1:$PORT" grep -q "Server listening on 127.0.0.1 port $PORT" "$T/sshd.log"
 
-SSH=(ssh -F /dev/null -i "$T/id" -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no
-     -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=20 -p "$PORT")
+SSH=(ssh "${SSH_OPTS[@]}" -o ConnectTimeout=20 -p "$PORT")
 # user_procs USER: the user's live processes (the test's throw-away user);
 # a zombie has exited already (and leaves its cgroup as it exits)
 user_procs() { ps -u "$1" -o stat=,pid= 2>/dev/null | awk '$1 !~ /^Z/ { print $2 }'; }
@@ -240,8 +190,8 @@ else
 fi
 
 echo "# 7. removals by the sweep at open: log line and audit record"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$OPTS" >"$T/agsweep"
+pam_other
+pam_service agsweep "$OPTS"
 "$AGDRV" --pam "$T" agsweep "$USR" open env >"$T/left.out" 2>&1    # exits without close: an empty session stays
 LS=$(sed -n 's/^AUTOGROUP_SESSION=//p' "$T/left.out")
 check "a session left without close is there ($LS)" test -n "$LS" -a -d "$CPU$LS"
@@ -251,8 +201,8 @@ check "the next open swept it" test ! -e "$CPU$LS"
 check "sweep at open: audit record op=autogroup-remove for it" grep -q "op=autogroup-remove acct=.* cgroup=$LS " "$T/sweep.txt"
 log_has "sweep at open: debug line 'removed $LS'" "pam_autogroup\\(agsweep:session\\): removed $LS\$"
 clear_user "$IU"
-printf 'session required pam_permit.so\nsession optional %s %s acctlog=off\n' "$AG_MODULE" "$OPTS" >"$T/agoff"
-printf 'session required pam_permit.so\nsession optional %s %s acctlog=debug\n' "$AG_MODULE" "$OPTS" >"$T/agdbg"
+pam_service agoff "$OPTS acctlog=off"
+pam_service agdbg "$OPTS acctlog=debug"
 "$AGDRV" --pam "$T" agoff "$USR" open close >/dev/null 2>&1
 "$AGDRV" --pam "$T" agdbg "$USR" open close >/dev/null 2>&1
 "$AGDRV" --pam "$T" agsweep "$USR" open close >/dev/null 2>&1

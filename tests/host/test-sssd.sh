@@ -19,7 +19,7 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/ldap-lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+require_v1_cpu
 sssd_missing() {
         ldap_missing_server
         [ -x /usr/sbin/sssd ] || { echo "sssd not installed (package sssd-common)"; return; }
@@ -32,7 +32,7 @@ sssd_missing() {
         done
 }
 why=$(sssd_missing | head -n1)
-if [ -n "$why" ]; then echo "1..0 # SKIP $why"; exit 77; fi
+[ -z "$why" ] || skip_all "$why"
 SSSD_PID=""
 sssd_stop() {
         [ -n "$SSSD_PID" ] || return 0
@@ -151,7 +151,7 @@ $dk             weight   500
 @${GK^^}        weight   600
 CONF
 chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+pam_other
 printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s\nsession required pam_permit.so\n' \
         "$AG_MODULE" "$ROOT" "$CONF" >"$T/agsssd"
 GUARD=300

@@ -10,24 +10,17 @@
 # (tests/systemd/).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
-HELPER="$abs_top_builddir/helper/autogroup"
+require_v1_cpu
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
+test_root agtest
 FAKE="$CPU/agtest-$$-user.slice"     # a logind-like layout for the helper check
 AG_CGROOTS="$CG $FAKE"
 start_syslog || true
 
-add_user "${TAG}a"
-UA="${TAG}a"; IA=$(id -u "$UA")
+new_user a
 CONF="$T/autogroup.conf"
 printf '*  weight  100\n%s  weight  300\n%s  max  150%%\n' "$UA" "$UA" >"$CONF"
 chmod 644 "$CONF"
-svc() { # svc NAME OPTIONS...: the module as "optional" after pam_permit
-        local n="$1"; shift
-        printf 'session required pam_permit.so\nsession %s %s %s\n' "${CONTROL:-optional}" "$AG_MODULE" "$*" >"$T/$n"
-}
 # probe NAME OPTIONS...: tells the module's PAM_IGNORE apart through the
 # stack's result: PAM_IGNORE jumps over pam_deny (-> PAM_SUCCESS); anything
 # else (PAM_SUCCESS included) runs into it (-> PAM_SESSION_ERR).
@@ -36,9 +29,7 @@ probe() {
         printf 'session [ignore=1 default=ok] %s %s\nsession requisite pam_deny.so\nsession required pam_permit.so\n' \
                 "$AG_MODULE" "$*" >"$T/$n"
 }
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-drv() { "$AGDRV" --pam "$T" "$@"; }
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+pam_other
 # in_fake_systemd CMD: run CMD where /run/systemd/system exists (private mount namespace)
 in_fake_systemd() {
         unshare -m --propagation private sh -c "mount -t tmpfs -o mode=0755 agtest-run /run && mkdir -p /run/systemd/system && $*"
@@ -56,9 +47,9 @@ fi
 
 if [ "$HOST_SYSTEMD" = 0 ]; then
 echo "# 1. mode=auto (the default) and mode=cgroupfs: the plain cgroupfs mode"
-svc agauto "root=$ROOT conf=$CONF debug"
-svc agauto2 "root=$ROOT conf=$CONF mode=auto"
-svc agcgfs "root=$ROOT conf=$CONF mode=cgroupfs"
+pam_service agauto "root=$ROOT conf=$CONF debug"
+pam_service agauto2 "root=$ROOT conf=$CONF mode=auto"
+pam_service agcgfs "root=$ROOT conf=$CONF mode=cgroupfs"
 for s in agauto agauto2 agcgfs; do
         drv "$s" "$UA" open env cgroup close >"$T/$s.out" 2>&1
         S=$(val AUTOGROUP_SESSION "$s")
@@ -69,7 +60,7 @@ for s in agauto agauto2 agcgfs; do
 done
 drv agcgfs "$UA" open run-user "cat $CG/user-$IA/cpu.shares > $U/shares" close >/dev/null 2>&1
 check_eq "mode=cgroupfs applies the policy (weight 300 -> cpu.shares 3072)" 3072 "$(cat "$U/shares" 2>/dev/null)"
-CONTROL=required svc agcgfs_strict "root=$ROOT conf=$CONF mode=cgroupfs strict"
+CONTROL=required pam_service agcgfs_strict "root=$ROOT conf=$CONF mode=cgroupfs strict"
 drv agcgfs_strict "$UA" open close >"$T/cs.out" 2>&1
 check "mode=cgroupfs strict: PAM_SUCCESS as before" grep -q '^open=PAM_SUCCESS' "$T/cs.out"
 probe agprobe_cgfs "root=$ROOT conf=$CONF mode=cgroupfs"
@@ -87,21 +78,21 @@ check_eq "no AUTOGROUP_SESSION" "" "$(val AUTOGROUP_SESSION sd)"
 check "no cgroup made" test ! -e "$CG/user-$IA"
 log_has "the reason is logged" "mode=systemd, but this host does not run systemd .*session of $UA not grouped"
 have_syslog && check_eq "exactly one log line for the open" 1 "$(( $(loglines 'does not run systemd') - before ))"
-svc agsd_opt "root=$ROOT conf=$CONF mode=systemd"
+pam_service agsd_opt "root=$ROOT conf=$CONF mode=systemd"
 drv agsd_opt "$UA" open close >"$T/sdo.out" 2>&1
 check "optional mode=systemd: the login goes on" grep -q '^open=PAM_SUCCESS' "$T/sdo.out"
-CONTROL=required svc agsd_strict "root=$ROOT conf=$CONF mode=systemd strict"
+CONTROL=required pam_service agsd_strict "root=$ROOT conf=$CONF mode=systemd strict"
 drv agsd_strict "$UA" open >"$T/sds.out" 2>&1
 check "required + strict mode=systemd: PAM_SESSION_ERR" grep -q '^open=PAM_SESSION_ERR' "$T/sds.out"
 check "still no cgroup made" test ! -e "$CG/user-$IA"
 
 echo "# 3. an unknown mode is logged and falls back to auto (cgroupfs here)"
-svc agbad "root=$ROOT conf=$CONF mode=launchd"
+pam_service agbad "root=$ROOT conf=$CONF mode=launchd"
 drv agbad "$UA" open cgroup close >"$T/bad.out" 2>&1
 check "unknown mode: session opens" grep -q '^open=PAM_SUCCESS' "$T/bad.out"
 check "unknown mode: grouped by cgroupfs (auto)" grep -q "^cgroup=/$ROOT/user-$IA/.*/login" "$T/bad.out"
 log_has "unknown mode logged" "invalid mode 'launchd', using 'auto'"
-svc agempty "root=$ROOT conf=$CONF mode="
+pam_service agempty "root=$ROOT conf=$CONF mode="
 drv agempty "$UA" open cgroup close >"$T/empty.out" 2>&1
 log_has "empty mode logged" "invalid mode '', using 'auto'"
 check "empty mode: grouped by cgroupfs" grep -q "^cgroup=/$ROOT/user-$IA/.*/login" "$T/empty.out"
@@ -119,7 +110,7 @@ check_eq "caller not moved" "/" "$(val cgroup fsd)"
 log_has "the D-Bus failure is logged with the values" "cannot set the properties of user-$IA.slice for $UA through systemd \\(CPUWeight=300 refused, CPUQuota=150% refused\\): "
 have_syslog && check_eq "exactly one log line for the open" 1 "$(( $(loglines 'cannot set the properties of ') - before ))"
 check "no cgroup made" test ! -e "$CG/user-$IA"
-CONTROL=required svc agsd2_strict "root=$ROOT conf=$CONF mode=systemd strict"
+CONTROL=required pam_service agsd2_strict "root=$ROOT conf=$CONF mode=systemd strict"
 in_fake_systemd "'$AGDRV' --pam '$T' agsd2_strict '$UA' open" >"$T/fsds.out" 2>&1
 check "mode=systemd, no bus, strict: PAM_SESSION_ERR" grep -q '^open=PAM_SESSION_ERR' "$T/fsds.out"
 
@@ -131,7 +122,7 @@ PCONF="$T/pool.conf"
 printf '%s  pool  physics\npool:physics  weight  300\n' "$UA" >"$PCONF"
 chmod 644 "$PCONF"
 probe agsdpool "root=$ROOT conf=$PCONF mode=systemd"
-svc agcgpool "root=$ROOT conf=$PCONF mode=cgroupfs"
+pam_service agcgpool "root=$ROOT conf=$PCONF mode=cgroupfs"
 if hl_syslog_start; then
         poollines() { grep -c 'pam_autogroup(agsdpool:session): systemd mode: pool physics of ' "$SYSLOG"; }
         nsrun 'mount -t tmpfs -o mode=0755 agtest-run /run && mkdir -p /run/systemd/system && exec "$@"' \
@@ -151,7 +142,7 @@ fi
 
 echo "# 5. close in systemd mode touches no cgroupfs; cgroupfs mode sweeps"
 mkdir -p "$CG/user-$IA/s999999"   # an empty leftover, as a crashed login leaves it
-svc agsd3 "root=$ROOT conf=$CONF mode=systemd debug"
+pam_service agsd3 "root=$ROOT conf=$CONF mode=systemd debug"
 in_fake_systemd "'$AGDRV' --pam '$T' agsd3 '$UA' close" >"$T/fclose.out" 2>&1
 check "systemd-mode close: PAM_IGNORE is not a failure" grep -q '^close=PAM_SUCCESS' "$T/fclose.out"
 check "systemd-mode close left the cgroupfs tree alone" test -d "$CG/user-$IA/s999999"

@@ -8,8 +8,7 @@
 # are never touched.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-HELPER="$abs_top_builddir/helper/autogroup"
-[ -x "$HELPER" ] || { echo "1..0 # SKIP $HELPER not built"; exit 77; }
+require_helper
 # v1 mounts by controller: "cpu" without cpuacct, and cpuacct without cpu
 mnt_of() { awk -v want="$1" -v not="$2" '$0 ~ / - cgroup / {
         n = split($NF, o, ","); w = 0; x = 0
@@ -17,21 +16,18 @@ mnt_of() { awk -v want="$1" -v not="$2" '$0 ~ / - cgroup / {
         if (w && !x && $4 == "/") print $5 }' /proc/self/mountinfo | head -n1; }
 CPUM=$(mnt_of cpu cpuacct); ACCTM=$(mnt_of cpuacct cpu)
 if [ -z "$CPUM" ] || [ -z "$ACCTM" ]; then
-        echo "# this host does not mount cpu and cpuacct apart (cpu: '${CPUM}', cpuacct: '${ACCTM}')"
-        echo "0 passed, 0 failed, 1 skipped"; exit 77
+        skip_all "this host does not mount cpu and cpuacct apart (cpu: '${CPUM}', cpuacct: '${ACCTM}')"
 fi
 ROOT="agtest-$$"
 AG_CGROOTS="$CPUM/$ROOT $ACCTM/$ROOT"
 start_syslog || true
 
-add_user "${TAG}a"
-UA="${TAG}a"; IA=$(id -u "$UA")
+new_user a
 CONF="$T/autogroup.conf"
 printf '%s  weight  300\n%s  max  50%%\n' "$UA" "$UA" >"$CONF"
 chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
-printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+pam_other
+pam_service agtest "root=$ROOT conf=$CONF debug"
 
 echo "# 1. the layout: cpu at $CPUM, cpuacct at $ACCTM$(grep -q ' - cgroup2 ' /proc/self/mountinfo && echo ', and a cgroup2 mount')"
 check "two separate v1 hierarchies (two superblocks)" test "$(stat -c %d "$CPUM")" != "$(stat -c %d "$ACCTM")"

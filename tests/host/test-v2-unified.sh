@@ -24,20 +24,16 @@ if [ -n "${AG_V2_DELEGATED:-}" ]; then
         trap 'ag_cleanup; umount -l "$UNIFIED"; rmdir "$UNIFIED"' EXIT
         mkdir "$UNIFIED" && mount -t cgroup2 cgroup2 "$UNIFIED" && mkdir "$UNIFIED/self" &&
                 echo $$ >"$UNIFIED/self/cgroup.procs" ||
-                { echo "1..0 # SKIP cannot mount the delegated scope's cgroup2 at $UNIFIED"; exit 77; }
+                skip_all "cannot mount the delegated scope's cgroup2 at $UNIFIED"
         echo "# cgroup v2 below a delegated scope of systemd (its own cgroup namespace), mounted at $UNIFIED"
 fi
 [ -f "$UNIFIED/cgroup.procs" ] && [ "$(stat -f -c %T "$UNIFIED")" = cgroup2fs ] ||
-        { echo "1..0 # SKIP no cgroup2 mount at $UNIFIED"; exit 77; }
+        skip_all "no cgroup2 mount at $UNIFIED"
 
 ROOT="agv2-$$"
 CG="$UNIFIED/$ROOT"
 AG_CGROOTS="$CG"
-add_user "${TAG}a"
-add_user "${TAG}b"
-UA="${TAG}a"; UB="${TAG}b"; IA=$(id -u "$UA")
-owner() { stat -c %U "$1" 2>/dev/null; }
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
+new_user a; new_user b
 lib() { local u="$1"; shift; "$AGDRV" --lib "$UNIFIED" "$ROOT" "$u" delegate=yes "$@"; }
 
 lib "$UA" open env cgroup wait-file "$T/a.go" close cgroup >"$T/a.out" 2>&1 &

@@ -25,17 +25,17 @@
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 . "$abs_top_srcdir/tests/host/hardening-lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
+require_v1_cpu
 LOOPDRV="$abs_top_builddir/tests/host/loopdrv"
-[ -x "$LOOPDRV" ] || { echo "1..0 # SKIP $LOOPDRV not built"; exit 77; }
+[ -x "$LOOPDRV" ] || skip_all "$LOOPDRV not built"
 LSAN=false
 if nm -D "$AG_MODULE" 2>/dev/null | grep -q __asan_; then
         LSAN=true
         nm "$LOOPDRV" 2>/dev/null | grep -q __asan_ ||
-                { echo "1..0 # SKIP $AG_MODULE has ASan but $LOOPDRV does not"; exit 77; }
+                skip_all "$AG_MODULE has ASan but $LOOPDRV does not"
         echo "# the module is built with AddressSanitizer: LeakSanitizer instead of valgrind"
 else
-        command -v valgrind >/dev/null || { echo "1..0 # SKIP valgrind not installed"; exit 77; }
+        command -v valgrind >/dev/null || skip_all "valgrind not installed"
 fi
 PAIRS=${AG_VALGRIND_PAIRS:-50}
 # 250 logins under valgrind (a leak of a login shows as lost bytes after one
@@ -43,16 +43,12 @@ PAIRS=${AG_VALGRIND_PAIRS:-50}
 # CPU), the 1,000 under LeakSanitizer (.ci/sanitize), which costs little
 if $LSAN; then RESTARTS=${AG_VALGRIND_RESTARTS:-1000}; else RESTARTS=${AG_VALGRIND_RESTARTS:-250}; fi
 
-ROOT="agtest-$$"
-CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
+test_root agtest
 hl_syslog_start || { not_ok "syslog capture started"; finish; }
 
 add_group "${TAG}g"
-add_user "${TAG}a" "${TAG}g"
-add_user "${TAG}n"
-UA="${TAG}a"; UN="${TAG}n"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+new_user a "${TAG}g"; new_user n
+pam_other
 
 # A config that exercises the parser, errors included, and NSS group lookups.
 CONF="$T/autogroup.conf"
@@ -71,9 +67,8 @@ CONF
 chmod 644 "$CONF"
 mkdir -m 755 "$T/autogroup.d"
 echo "@${TAG}g weight 60" >"$T/autogroup.d/10-a.conf"; chmod 644 "$T/autogroup.d/10-a.conf"
-svc() { printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$2" >"$T/$1"; }
-svc agvg "root=$ROOT conf=$CONF debug"
-svc agvgfail "root=cpu.shares conf=$CONF debug bogus"
+pam_service agvg "root=$ROOT conf=$CONF debug"
+pam_service agvgfail "root=cpu.shares conf=$CONF debug bogus"
 
 # vg NAME ARGS...: loopdrv under valgrind (or LeakSanitizer) in the syslog namespace
 vg() {
