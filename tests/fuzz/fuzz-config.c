@@ -117,6 +117,9 @@ static void check_rule(const AgConfig *c, const AgRule *r) {
         case AG_ITEM_LEAVES_NOTTY:
                 CHECK(r->value >= 0 && r->value <= AG_LEAVES_MAX);
                 break;
+        case AG_ITEM_SESSIONS_MAX:
+                CHECK(r->value >= 1 && r->value <= AG_SESSIONS_MAX_LIMIT);
+                break;
         default:
                 CHECK(r->value == 0 || r->value == 1);
         }
@@ -133,6 +136,7 @@ static void check_policy(const AgConfig *c, const AgPolicy *p) {
         CHECK(p->interactive <= AG_INTERACTIVE_MAX);
         CHECK(p->leaves <= AG_LEAVES_MAX);
         CHECK(p->leaves_notty <= AG_LEAVES_MAX);
+        CHECK(p->sessions_max >= 1 && p->sessions_max <= AG_SESSIONS_MAX_LIMIT);
         for (size_t i = 0; i < _AG_ITEM_MAX; i++)
                 if (p->source[i]) {
                         check_rule(c, p->source[i]);

@@ -136,6 +136,39 @@ bg_nohup() {
         kill "$pid" 2>/dev/null
 }
 
+# bg_seven NAME PARENT [KEY=VALUE...]: the terminal row for the processes in
+# $BG_DIR/NAME.1 .. NAME.6 (each its own session leader; KEY=VALUE, more
+# placeholders' values), the seventh terminal for NAME.7, started from PARENT
+bg_seven() {
+        local name="$1" parent="$2" i pid
+        shift 2
+        for i in 1 2 3 4 5 6; do
+                pid=$(cat "$BG_DIR/$name.$i")
+                # shellcheck disable=SC2046
+                behaviour_check "a terminal tab or tmux pane" "${COLUMN:-systemd}" "$(bg_cg "$pid")" \
+                        $(bg_binds "$BG_UID") sid="$pid" "$@"
+        done
+        pid=$(cat "$BG_DIR/$name.7")
+        # shellcheck disable=SC2046
+        behaviour_check "the seventh terminal" "${COLUMN:-systemd}" "$(bg_cg "$pid")" $(bg_binds "$BG_UID") \
+                sid="$pid" parent="$parent"
+}
+
+# bg_seven_login NAME SET WHAT COMMAND: a terminal login (ssh -tt) running
+# COMMAND, which starts seven shells that write $BG_DIR/NAME.1 .. NAME.7; its
+# output in $BG_DIR/SET.out, its ssh in BG_SSH_PID. Status 1 (WHAT not ok, the
+# login stopped through $BG_DIR/SET.stop) when the seventh has not started
+bg_seven_login() {
+        "${BG_SSH[@]}" -tt "$BG_USER@127.0.0.1" "$4" >"$BG_DIR/$2.out" 2>&1 </dev/null &
+        BG_SSH_PID=$!
+        track_pid "$BG_SSH_PID"
+        bg_wait 300 test -s "$BG_DIR/$1.7" && return 0
+        not_ok "behaviour: $3"
+        sed "s/^/#   $2: /" "$BG_DIR/$2.out"
+        touch "$BG_DIR/$2.stop"; wait "$BG_SSH_PID"
+        return 1
+}
+
 # terminals: seven setsid interactive shells (a terminal's tab each) of one
 # login that read the session hook; the login has six leaves (cgroupfs mode),
 # so shells 1..6 are the terminal row and shell 7 the seventh terminal
@@ -152,30 +185,12 @@ for i in 1 2 3 4 5 6 7; do
 done
 EOS
         chmod 644 "$BG_DIR/tabs.sh"
-        "${BG_SSH[@]}" -tt "$BG_USER@127.0.0.1" "bash $BG_DIR/tabs.sh; while [ ! -e $BG_DIR/tabs.stop ]; do sleep 0.5; done" \
-                >"$BG_DIR/tabs.out" 2>&1 </dev/null &
-        local ssh_pid=$!
-        track_pid "$ssh_pid"
-        if ! bg_wait 300 test -s "$BG_DIR/tab.7"; then
-                not_ok "behaviour: seven terminals of one login started"
-                sed 's/^/#   tabs: /' "$BG_DIR/tabs.out"
-                touch "$BG_DIR/tabs.stop"; wait "$ssh_pid"
-                return
-        fi
+        bg_seven_login tab tabs "seven terminals of one login started" \
+                "bash $BG_DIR/tabs.sh; while [ ! -e $BG_DIR/tabs.stop ]; do sleep 0.5; done" || return
+        local ssh_pid=$BG_SSH_PID
         parent=$(bg_cgfile "$BG_DIR/tabs.parent")
-        for i in 1 2 3 4 5 6; do
-                sid=$(cat "$BG_DIR/tab.$i"); cg=$(bg_cg "$sid")
-                # shellcheck disable=SC2046
-                if [ "${COLUMN:-systemd}" = systemd ]; then
-                        behaviour_check "a terminal tab or tmux pane" systemd "$cg" $(bg_binds "$BG_UID") sid="$sid"
-                else
-                        behaviour_check "a terminal tab or tmux pane" "$COLUMN" "$cg" $(bg_binds "$BG_UID") \
-                                session="$(echo "$parent" | cut -d/ -f4)"
-                fi
-        done
-        sid=$(cat "$BG_DIR/tab.7"); cg=$(bg_cg "$sid")
-        # shellcheck disable=SC2046
-        behaviour_check "the seventh terminal" "${COLUMN:-systemd}" "$cg" $(bg_binds "$BG_UID") sid="$sid" parent="$parent"
+        if [ "${COLUMN:-systemd}" = systemd ]; then bg_seven tab "$parent"
+        else bg_seven tab "$parent" session="$(echo "$parent" | cut -d/ -f4)"; fi
         touch "$BG_DIR/tabs.stop"
         wait "$ssh_pid"
 }
@@ -211,25 +226,11 @@ while [ ! -e $BG_DIR/panes.stop ]; do sleep 0.5; done
 tm kill-server
 EOS
         chmod 644 "$BG_DIR/pane.sh" "$BG_DIR/panes.sh"
-        "${BG_SSH[@]}" -tt "$BG_USER@127.0.0.1" "bash $BG_DIR/panes.sh" >"$BG_DIR/panes.out" 2>&1 </dev/null &
-        local ssh_pid=$!
-        track_pid "$ssh_pid"
-        if ! bg_wait 300 test -s "$BG_DIR/pane.7"; then
-                not_ok "behaviour: a tmux with seven windows started"
-                sed 's/^/#   tmux: /' "$BG_DIR/panes.out"
-                touch "$BG_DIR/panes.stop"; wait "$ssh_pid"
-                return
-        fi
+        bg_seven_login pane panes "a tmux with seven windows started" "bash $BG_DIR/panes.sh" || return
+        local ssh_pid=$BG_SSH_PID
         srv=$(bg_cg "$(cat "$BG_DIR/tmux.pid")")
         echo "#   the tmux server: $srv"
-        for i in 1 2 3 4 5 6; do
-                pid=$(cat "$BG_DIR/pane.$i"); cg=$(bg_cg "$pid")
-                # shellcheck disable=SC2046
-                behaviour_check "a terminal tab or tmux pane" "${COLUMN:-systemd}" "$cg" $(bg_binds "$BG_UID") sid="$pid"
-        done
-        pid=$(cat "$BG_DIR/pane.7"); cg=$(bg_cg "$pid")
-        # shellcheck disable=SC2046
-        behaviour_check "the seventh terminal" "${COLUMN:-systemd}" "$cg" $(bg_binds "$BG_UID") sid="$pid" parent="$srv"
+        bg_seven pane "$srv"
         touch "$BG_DIR/panes.stop"
         wait "$ssh_pid"
 }

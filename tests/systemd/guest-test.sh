@@ -115,7 +115,6 @@ track_pid $PA $PB
 check "A logged in" waitfor 300 grep -q '^started' "$T/a.out"
 check "B logged in" waitfor 300 grep -q '^started' "$T/b.out"
 sed 's/^/#   A: /' "$T/a.out"; sed 's/^/#   B: /' "$T/b.out"
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
 XA=$(val xdg a); XB=$(val xdg b)
 
 echo "# 3. logind keeps its sessions"
@@ -176,11 +175,18 @@ check "both users ran" test "$da" -gt 0 -a "$db" -gt 0
 check "B's share lands near the ideal 1/3 (22%..45%; no grouping would give 11%)" test "$pct" -ge 220 -a "$pct" -le 450
 
 echo "# 7. logout"
-touch "$STOP"
-check "A's remote shell stopped its spinners and logged out" waitfor 120 grep -q '^stopped' "$T/a.out"
-check "B's remote shell stopped its spinner and logged out" waitfor 120 grep -q '^stopped' "$T/b.out"
-wait "$PA"; ra=$?; wait "$PB"; rb=$?
-check_eq "both ssh clients exit 0" "0 0" "$ra $rb"
+# logout_pair STOPFILE X Y: the remote shells of logins X and Y ($T/x.out, $PX)
+# see STOPFILE, stop what they run and log out; both ssh clients exit 0
+logout_pair() {
+        local x="$2" y="$3" px py rx ry
+        touch "$1"
+        check "$x's remote shell stopped what it ran and logged out" waitfor 120 grep -q '^stopped' "$T/${x,,}.out"
+        check "$y's remote shell stopped what it ran and logged out" waitfor 120 grep -q '^stopped' "$T/${y,,}.out"
+        eval "px=\$P$x py=\$P$y"
+        wait "$px"; rx=$?; wait "$py"; ry=$?
+        check_eq "both ssh clients exit 0" "0 0" "$rx $ry"
+}
+logout_pair "$STOP" A B
 check "logind dropped A's and B's sessions" waitfor 120 sh -c "[ -z \"\$(loginctl list-sessions --no-legend | awk '\$3 == \"$UA\" || \$3 == \"$UB\"')\" ]"
 check "no process of A or B left" waitfor 120 sh -c "! pgrep -u $UA && ! pgrep -u $UB"
 check "user-$IA.slice stopped" waitfor 120 sh -c "[ \"\$(systemctl show user-$IA.slice -p ActiveState --value)\" = inactive ]"
@@ -322,11 +328,7 @@ check "explain names the session scope's CPUWeight=100" sh -c "echo \"\$1\" | gr
 check "explain (B, max 150%): CPUQuota=150%" sh -c "'$HELPER' explain '$UB' | grep -q '^  CPUQuota: rule .* wants 150%'"
 check "explain (C, idle yes): CPUWeight=idle" sh -c "'$HELPER' explain '$UC' | grep -q '^  CPUWeight: rule .* wants idle'"
 echo "# 7e. logout: nothing left"
-touch "$STOP2"
-check "D's login ended" waitfor 120 grep -q '^stopped' "$T/d.out"
-check "E's login ended" waitfor 120 grep -q '^stopped' "$T/e.out"
-wait "$PD"; rd=$?; wait "$PE"; re=$?
-check_eq "both ssh clients exit 0" "0 0" "$rd $re"
+logout_pair "$STOP2" D E
 check "tab 2's scope is gone once its shell exited" waitfor 60 test ! -e "$U2"
 LING=$(tv linger 1)
 echo "#   right after logout: tab 1's scope $( [ -e "$U1" ] && echo "still holds $(cat "$U1/cgroup.procs" 2>/dev/null | tr '\n' ' ')" || echo gone), nohup'd sleep $LING $(kill -0 "$LING" 2>/dev/null && echo alive || echo gone), user@$ID.service $(systemctl show "user@$ID.service" -p ActiveState --value)"
