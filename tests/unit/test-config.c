@@ -20,6 +20,7 @@
 
 #include "conf.h"
 #include "lint.h"
+#include "unit-util.h"
 
 #define UID_OPEN_MAX ((uid_t) -1 - 1)
 
@@ -1050,46 +1051,6 @@ static void test_dropin_dir(void **state) {
 
 /* ---- files ---- */
 
-typedef struct TmpDir {
-        char path[256];
-        char *conf;                     /* <path>/autogroup.conf */
-        char *dropins;                  /* <path>/autogroup.d */
-} TmpDir;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        (void) remove(path);
-        return 0;
-}
-
-static int tmpdir_setup(void **state) {
-        TmpDir *t = calloc(1, sizeof(TmpDir));
-
-        if (!t)
-                return -1;
-        snprintf(t->path, sizeof(t->path), "/tmp/ag-test-config-XXXXXX");
-        if (!mkdtemp(t->path) || chmod(t->path, 0755) < 0)
-                return -1;
-        if (asprintf(&t->conf, "%s/autogroup.conf", t->path) < 0 ||
-            asprintf(&t->dropins, "%s/autogroup.d", t->path) < 0)
-                return -1;
-        *state = t;
-        return 0;
-}
-
-static int tmpdir_teardown(void **state) {
-        TmpDir *t = *state;
-
-        if (!t)
-                return 0;
-        /* make sure everything is removable, then remove depth first */
-        (void) chmod(t->dropins, 0755);
-        (void) nftw(t->path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(t->conf);
-        free(t->dropins);
-        free(t);
-        return 0;
-}
-
 static char *path_join(const char *dir, const char *name) {
         char *p;
         assert_true(asprintf(&p, "%s/%s", dir, name) >= 0);
@@ -1871,17 +1832,17 @@ int main(void) {
                 cmocka_unit_test(test_lint_lookup_bound),
                 cmocka_unit_test(test_lint_overridden),
                 cmocka_unit_test(test_lint_across_files),
-                cmocka_unit_test_setup_teardown(test_load_missing, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_empty_file, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_dropin_order, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_not_regular, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_dropins_not_a_dir, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_too_large, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_refuse_owner, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_refuse_modes, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_refuse_dropin_dir, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_unreadable, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_null_callback, tmpdir_setup, tmpdir_teardown),
+                tmpdir_test(test_load_missing),
+                tmpdir_test(test_load_empty_file),
+                tmpdir_test(test_load_dropin_order),
+                tmpdir_test(test_load_not_regular),
+                tmpdir_test(test_load_dropins_not_a_dir),
+                tmpdir_test(test_load_too_large),
+                tmpdir_test(test_load_refuse_owner),
+                tmpdir_test(test_load_refuse_modes),
+                tmpdir_test(test_load_refuse_dropin_dir),
+                tmpdir_test(test_load_unreadable),
+                tmpdir_test(test_load_null_callback),
         };
 
         umask(022);

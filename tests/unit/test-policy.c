@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "policy.h"
+#include "unit-util.h"
 
 /* ---- a fake NSS ---- */
 
@@ -615,57 +616,6 @@ static void test_brief_example(void **state) {
 }
 
 /* Drop-ins come after the main file, in lexical order; class still beats order. */
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        (void) remove(path);
-        return 0;
-}
-
-static void put(const char *dir, const char *name, const char *content) {
-        char *p;
-        FILE *fp;
-
-        assert_true(asprintf(&p, "%s/%s", dir, name) >= 0);
-        fp = fopen(p, "we");
-        assert_non_null(fp);
-        assert_true(fputs(content, fp) >= 0);
-        assert_int_equal(fclose(fp), 0);
-        free(p);
-}
-
-typedef struct TmpDir {
-        char path[64];
-        char *conf, *dropins;
-} TmpDir;
-
-static int tmpdir_setup(void **state) {
-        TmpDir *t = calloc(1, sizeof(TmpDir));
-
-        if (!t)
-                return -1;
-        *state = t;
-        snprintf(t->path, sizeof(t->path), "/tmp/ag-test-policy-XXXXXX");
-        if (!mkdtemp(t->path))
-                return -1;
-        if (asprintf(&t->conf, "%s/autogroup.conf", t->path) < 0 ||
-            asprintf(&t->dropins, "%s/autogroup.d", t->path) < 0)
-                return -1;
-        return 0;
-}
-
-/* Runs even when the test failed. */
-static int tmpdir_teardown(void **state) {
-        TmpDir *t = *state;
-
-        if (!t)
-                return 0;
-        if (t->path[0])
-                (void) nftw(t->path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(t->conf);
-        free(t->dropins);
-        free(t);
-        return 0;
-}
-
 static void test_dropins_after_main(void **state) {
         TmpDir *t = *state;
         const char *dir = t->path, *conf = t->conf, *dropins = t->dropins;
@@ -675,10 +625,10 @@ static void test_dropins_after_main(void **state) {
 
         assert_int_equal(mkdir(dropins, 0755), 0);
 
-        put(dir, "autogroup.conf", "* weight 10\nalice max 50%\n* idle no\n");
-        put(dropins, "b.conf", "* weight 30\nalice idle no\n");
-        put(dropins, "a.conf", "* weight 20\n* max 300%\nalice idle yes\n");
-        put(dropins, "10-early.conf", "* weight 5\n* idle yes\n");
+        put_file(dir, "autogroup.conf", "* weight 10\nalice max 50%\n* idle no\n");
+        put_file(dropins, "b.conf", "* weight 30\nalice idle no\n");
+        put_file(dropins, "a.conf", "* weight 20\n* max 300%\nalice idle yes\n");
+        put_file(dropins, "10-early.conf", "* weight 5\n* idle yes\n");
 
         assert_int_equal(ag_config_load(conf, AG_CONFIG_TRUST_ANY_OWNER, NULL, NULL, &c), 0);
         p = resolve(c, "alice", 1000, &f);
@@ -1065,7 +1015,7 @@ int main(void) {
                 cmocka_unit_test(test_nss_group_missing_vs_down),
                 cmocka_unit_test(test_root_exempt_from_wildcard_and_group),
                 cmocka_unit_test(test_brief_example),
-                cmocka_unit_test_setup_teardown(test_dropins_after_main, tmpdir_setup, tmpdir_teardown),
+                tmpdir_test(test_dropins_after_main),
                 cmocka_unit_test(test_weight_to_shares),
                 cmocka_unit_test(test_policy_to_values),
                 cmocka_unit_test(test_format_cpu_max),
