@@ -21,6 +21,7 @@
 #include "conf.h"
 #include "lint.h"
 #include "unit-util.h"
+#include "../fuzz/rule-invariants.h"
 
 #define UID_OPEN_MAX ((uid_t) -1 - 1)
 
@@ -769,30 +770,10 @@ static uint64_t rng_next(uint64_t *s) {
 }
 
 static void check_rule_sane(const AgRule *r) {
-        assert_true((unsigned) r->kind < _AG_DOMAIN_KIND_MAX);
-        assert_true((unsigned) r->item < _AG_ITEM_MAX);
-        if (r->kind == AG_DOMAIN_USER || r->kind == AG_DOMAIN_GROUP) {
-                assert_non_null(r->name);
-                assert_true(strlen(r->name) > 0 && strlen(r->name) < AG_NAME_MAX);
-                for (const char *p = r->name; *p; p++)
-                        assert_true(*p > 0x20 && *p < 0x7f && *p != '#' && *p != ':');
-                assert_true(r->name[0] != '@');
-        } else
-                assert_null(r->name);
-        if (r->kind == AG_DOMAIN_RANGE) {
-                assert_true(r->uid_min <= r->uid_max);
-                assert_true(r->uid_max != (uid_t) -1);
-        }
-        switch (r->item) {
-        case AG_ITEM_WEIGHT:
-                assert_true(r->value >= AG_WEIGHT_MIN && r->value <= AG_WEIGHT_MAX);
-                break;
-        case AG_ITEM_MAX:
-                assert_true(r->value == AG_MAX_NONE || (r->value >= 1 && r->value <= AG_MAX_PCT_MAX));
-                break;
-        default:
-                assert_true(r->value == 0 || r->value == 1);
-        }
+        const char *broken = rule_broken(r);
+
+        if (broken)
+                fail_msg("a rule breaks %s", broken);
 }
 
 /* Random binary: never a crash, never a rule. */
