@@ -1,17 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What several cmocka programs in tests/unit/ share: a temporary config
  * directory as a per-test fixture, text printed to memory, and main().
- * Include after <cmocka.h>. Test code only. */
+ * Define _GNU_SOURCE before the first include, include this after
+ * <cmocka.h>. Test code only. */
 #pragma once
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
-/* ---- a temporary directory with the paths of a config in it ---- */
+/* ---- temporary directories ---- */
+
+/* Makes a new directory from template ("/tmp/NAME.XXXXXX"), its name in dir. */
+static inline bool tmpdir_make(char *dir, size_t size, const char *template) {
+        snprintf(dir, size, "%s", template);
+        return mkdtemp(dir) != NULL;
+}
+
+/* a temporary directory with the paths of a config in it */
 
 typedef struct TmpDir {
         char path[64];
@@ -31,8 +41,7 @@ static inline int tmpdir_setup(void **state) {
         if (!t)
                 return -1;
         *state = t;
-        snprintf(t->path, sizeof(t->path), "/tmp/ag-unit-XXXXXX");
-        if (!mkdtemp(t->path) || chmod(t->path, 0755) < 0)
+        if (!tmpdir_make(t->path, sizeof(t->path), "/tmp/ag-unit-XXXXXX") || chmod(t->path, 0755) < 0)
                 return -1;
         if (asprintf(&t->conf, "%s/autogroup.conf", t->path) < 0 ||
             asprintf(&t->dropins, "%s/autogroup.d", t->path) < 0)
