@@ -883,6 +883,18 @@ static const char *place_with_fake(const Dirs *d, uint64_t weight, unsigned call
         return logged;
 }
 
+/* The line the fake manager logs for a request of this process's scope
+ * autogroup-run-<pid><suffix>.scope with CPUWeight=weight; the length. */
+static size_t request_line(char *buf, size_t size, const char *suffix, unsigned weight) {
+        intmax_t self = (intmax_t) getpid();
+        int n = snprintf(buf, size,
+                         "unit=autogroup-run-%jd%s.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
+                         "CPUWeight=%u CollectMode=inactive-or-failed\n", self, suffix, self, weight);
+
+        assert_true(n > 0 && (size_t) n < size);
+        return (size_t) n;
+}
+
 /* The request: the scope autogroup-run-<pid>.scope in app.slice with
  * PIDs=[pid], the class's CPUWeight= (0 for idle) and CollectMode;
  * the manager accepts, the process never arrives (nobody moves it here):
@@ -892,23 +904,18 @@ static void test_run_place_request(void **state) {
         char why[300] = "", want[512];
         const bool no[1] = { false };
         const char *logged;
-        pid_t self = getpid();
         int r;
 
         logged = place_with_fake(d, 1000, 1, no, &r, why, sizeof why);
         print_message("# run, a manager that accepts: %d (%s)\n#   %s", r, why, logged);
-        snprintf(want, sizeof want,
-                 "unit=autogroup-run-%jd.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
-                 "CPUWeight=1000 CollectMode=inactive-or-failed\n", (intmax_t) self, (intmax_t) self);
+        request_line(want, sizeof want, "", 1000);
         assert_string_equal(logged, want);
         assert_int_equal(r, -EINPROGRESS);
         assert_non_null(strstr(why, "started, but the process is not in it yet"));
 
         /* --idle: CPUWeight=idle is 0 on the bus */
         logged = place_with_fake(d, AG_SYSTEMD_CPU_WEIGHT_IDLE, 1, no, &r, why, sizeof why);
-        snprintf(want, sizeof want,
-                 "unit=autogroup-run-%jd.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
-                 "CPUWeight=0 CollectMode=inactive-or-failed\n", (intmax_t) self, (intmax_t) self);
+        request_line(want, sizeof want, "", 0);
         assert_string_equal(logged, want);
         assert_int_equal(r, -EINPROGRESS);
 }
@@ -920,17 +927,13 @@ static void test_run_place_name_taken(void **state) {
         char why[300] = "", want[512];
         const bool exists[2] = { true, false };
         const char *logged;
-        pid_t self = getpid();
+        size_t n;
         int r;
 
         logged = place_with_fake(d, 400, 2, exists, &r, why, sizeof why);
         print_message("# run, the first name taken: %d (%s)\n#   %s", r, why, logged);
-        snprintf(want, sizeof want,
-                 "unit=autogroup-run-%jd.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
-                 "CPUWeight=400 CollectMode=inactive-or-failed\n"
-                 "unit=autogroup-run-%jd-1.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
-                 "CPUWeight=400 CollectMode=inactive-or-failed\n",
-                 (intmax_t) self, (intmax_t) self, (intmax_t) self, (intmax_t) self);
+        n = request_line(want, sizeof want, "", 400);
+        request_line(want + n, sizeof want - n, "-1", 400);
         assert_string_equal(logged, want);
         assert_int_equal(r, -EINPROGRESS);
         assert_non_null(strstr(why, "autogroup-run-"));
