@@ -1139,18 +1139,20 @@ static void test_load_dropin_order(void **state) {
 
         write_file(t->conf, "* weight 1\nmain-bad\n* weight 2\n");
         make_dropins(t);
-        write_dropin(t, "b.conf", "* weight 30\n");
-        write_dropin(t, "a.conf", "* weight 20\nbad\n");
-        write_dropin(t, "10-x.conf", "* weight 10\n");
-        write_dropin(t, "B.conf", "* weight 15\n");          /* 'B' < 'a' in strcmp */
-        write_dropin(t, "a.conf~", "* weight 900\n");
-        write_dropin(t, ".hidden.conf", "* weight 901\n");
-        write_dropin(t, "x.conf.bak", "* weight 902\n");
-        write_dropin(t, "x.CONF", "* weight 903\n");
-        write_dropin(t, "README", "* weight 904\n");
-        write_dropin(t, ".conf", "* weight 905\n");
-        write_dropin(t, "conf", "* weight 906\n");
-        write_dropin(t, "empty.conf", "");
+        put_files(t->dropins,
+                  "b.conf", "* weight 30\n",
+                  "a.conf", "* weight 20\nbad\n",
+                  "10-x.conf", "* weight 10\n",
+                  "B.conf", "* weight 15\n", /* 'B' < 'a' in strcmp */
+                  "a.conf~", "* weight 900\n",
+                  ".hidden.conf", "* weight 901\n",
+                  "x.conf.bak", "* weight 902\n",
+                  "x.CONF", "* weight 903\n",
+                  "README", "* weight 904\n",
+                  ".conf", "* weight 905\n",
+                  "conf", "* weight 906\n",
+                  "empty.conf", "",
+                  NULL);
 
         c = load(t->conf, AG_CONFIG_TRUST_ANY_OWNER, &errs, &n);
         assert_int_equal(n, 2);

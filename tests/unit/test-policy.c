@@ -626,9 +626,11 @@ static void test_dropins_after_main(void **state) {
         assert_int_equal(mkdir(dropins, 0755), 0);
 
         put_file(dir, "autogroup.conf", "* weight 10\nalice max 50%\n* idle no\n");
-        put_file(dropins, "b.conf", "* weight 30\nalice idle no\n");
-        put_file(dropins, "a.conf", "* weight 20\n* max 300%\nalice idle yes\n");
-        put_file(dropins, "10-early.conf", "* weight 5\n* idle yes\n");
+        put_files(dropins,
+                  "b.conf", "* weight 30\nalice idle no\n",
+                  "a.conf", "* weight 20\n* max 300%\nalice idle yes\n",
+                  "10-early.conf", "* weight 5\n* idle yes\n",
+                  NULL);
 
         assert_int_equal(ag_config_load(conf, AG_CONFIG_TRUST_ANY_OWNER, NULL, NULL, &c), 0);
         p = resolve(c, "alice", 1000, &f);

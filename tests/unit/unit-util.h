@@ -6,6 +6,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -80,6 +81,17 @@ static inline void put_file(const char *dir, const char *name, const char *conte
         assert_true(fputs(content, fp) >= 0);
         assert_int_equal(fclose(fp), 0);
         free(p);
+}
+
+/* put_file() for each NAME, CONTENT pair after dir, up to a NULL */
+static inline void put_files(const char *dir, ...) {
+        va_list ap;
+        const char *name;
+
+        va_start(ap, dir);
+        while ((name = va_arg(ap, const char *)))
+                put_file(dir, name, va_arg(ap, const char *));
+        va_end(ap);
 }
 
 /* ---- text printed to memory ---- */
