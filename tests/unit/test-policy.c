@@ -176,49 +176,35 @@ static void test_class_precedence(void **state) {
 
 static void test_later_wins_within_class(void **state) {
         static const char *const both[] = { "staff", "dev", NULL };
+        static const struct {
+                const char *text;
+                AgItem item;                    /* AG_ITEM_WEIGHT or AG_ITEM_MAX */
+                long value;
+                unsigned line;                  /* of the rule that decided */
+        } cases[] = {
+                { "* weight 10\n* weight 11\n", AG_ITEM_WEIGHT, 11, 2 },
+                { "alice weight 1\n* weight 50\nalice weight 2\n", AG_ITEM_WEIGHT, 2, 3 },
+                { "@staff weight 30\n@dev weight 31\n", AG_ITEM_WEIGHT, 31, 2 },
+                { "@dev weight 31\n@staff weight 30\n", AG_ITEM_WEIGHT, 30, 2 },
+                /* a later rule that does not match changes nothing */
+                { "@staff weight 30\n@other weight 31\nbob weight 32\n2000: weight 33\n", AG_ITEM_WEIGHT, 30, 1 },
+                /* ranges: the later wins, not the narrower */
+                { "1000:1000 weight 20\n0: weight 21\n", AG_ITEM_WEIGHT, 21, 2 },
+                { "0: weight 21\n1000:1000 weight 20\n", AG_ITEM_WEIGHT, 20, 2 },
+                /* max: a later "none" lifts an earlier cap */
+                { "* max 50%\n* max none\n", AG_ITEM_MAX, AG_MAX_NONE, 2 },
+        };
         FakeGroups f = { .member_of = both };
         AgConfig *c;
         AgPolicy p;
 
-        c = parse("* weight 10\n* weight 11\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 11);
-        assert_source(&p, AG_ITEM_WEIGHT, 2);
-        ag_config_free(c);
-
-        c = parse("alice weight 1\n* weight 50\nalice weight 2\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 2);
-        assert_source(&p, AG_ITEM_WEIGHT, 3);
-        ag_config_free(c);
-
-        c = parse("@staff weight 30\n@dev weight 31\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 31);
-        ag_config_free(c);
-
-        c = parse("@dev weight 31\n@staff weight 30\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 30);
-        ag_config_free(c);
-
-        /* a later rule that does not match changes nothing */
-        c = parse("@staff weight 30\n@other weight 31\nbob weight 32\n2000: weight 33\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 30);
-        assert_source(&p, AG_ITEM_WEIGHT, 1);
-        ag_config_free(c);
-
-        /* ranges: the later wins, not the narrower */
-        c = parse("1000:1000 weight 20\n0: weight 21\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 21);
-        assert_source(&p, AG_ITEM_WEIGHT, 2);
-        ag_config_free(c);
-        c = parse("0: weight 21\n1000:1000 weight 20\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 20);
-        ag_config_free(c);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                c = parse(cases[i].text);
+                p = resolve(c, "alice", 1000, &f);
+                assert_int_equal(cases[i].item == AG_ITEM_MAX ? p.max_pct : (long) p.weight, cases[i].value);
+                assert_source(&p, cases[i].item, cases[i].line);
+                ag_config_free(c);
+        }
 
         /* booleans both ways */
         c = parse("* sessions no\n* sessions yes\n* idle yes\n* idle no\n");
@@ -227,13 +213,6 @@ static void test_later_wins_within_class(void **state) {
         assert_false(p.idle);
         assert_source(&p, AG_ITEM_SESSIONS, 2);
         assert_source(&p, AG_ITEM_IDLE, 4);
-        ag_config_free(c);
-
-        /* max: a later "none" lifts an earlier cap */
-        c = parse("* max 50%\n* max none\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.max_pct, AG_MAX_NONE);
-        assert_source(&p, AG_ITEM_MAX, 2);
         ag_config_free(c);
 }
 
