@@ -63,6 +63,29 @@ static void assert_error(const Errors *errs, size_t i, const char *file, unsigne
         assert_string_equal(errs->e[i].message, message);
 }
 
+/* c has n rules, from the lines given after n, in this order */
+static void assert_rule_lines(const AgConfig *c, size_t n, ...) {
+        va_list ap;
+
+        assert_int_equal(c->n_rules, n);
+        va_start(ap, n);
+        for (size_t i = 0; i < n; i++)
+                assert_int_equal(c->rules[i].line, va_arg(ap, unsigned));
+        va_end(ap);
+}
+
+/* assert_error() for errors first, first + 1, ...: a LINE, MESSAGE pair
+ * each after file, up to a line 0 */
+static void assert_errors(const Errors *errs, size_t first, const char *file, ...) {
+        va_list ap;
+        unsigned line;
+
+        va_start(ap, file);
+        for (size_t i = first; (line = va_arg(ap, unsigned)) > 0; i++)
+                assert_error(errs, i, file, line, va_arg(ap, const char *));
+        va_end(ap);
+}
+
 static AgConfig *config_new(void) {
         AgConfig *c = calloc(1, sizeof(AgConfig));
         assert_non_null(c);
@@ -485,10 +508,7 @@ static void test_buffer_pool(void **state) {
         AgConfig *c = parse_n(text, sizeof(text) - 1, &errs, &n);
 
         assert_int_equal(n, 4);
-        assert_error(&errs, 0, "test.conf", 3, E_POOL_ITEM);
-        assert_error(&errs, 1, "test.conf", 4, E_POOL);
-        assert_error(&errs, 2, "test.conf", 5, E_POOL_NAME);
-        assert_error(&errs, 3, "test.conf", 6, E_POOL_ITEM);
+        assert_errors(&errs, 0, "test.conf", 3, E_POOL_ITEM, 4, E_POOL, 5, E_POOL_NAME, 6, E_POOL_ITEM, 0);
         assert_int_equal(c->n_rules, 4);
         assert_int_equal(c->rules[0].line, 1);
         assert_string_equal(c->rules[0].str, "physics");
@@ -585,24 +605,11 @@ static void test_buffer_line_numbers(void **state) {
         AgConfig *c = parse_n(text, sizeof(text) - 1, &errs, &n);
 
         assert_int_equal(n, 12);
-        assert_error(&errs, 0, "test.conf", 3, E_FIELDS);
-        assert_error(&errs, 1, "test.conf", 5, E_WEIGHT);
-        assert_error(&errs, 2, "test.conf", 7, "unknown item 'frob'");
-        assert_error(&errs, 3, "test.conf", 9, E_ORDER);
-        assert_error(&errs, 4, "test.conf", 11, E_TRAIL);
-        assert_error(&errs, 5, "test.conf", 12, E_RANGE);
-        assert_error(&errs, 6, "test.conf", 13, E_GROUP);
-        assert_error(&errs, 7, "test.conf", 14, E_UID);
-        assert_error(&errs, 8, "test.conf", 15, E_MAX);
-        assert_error(&errs, 9, "test.conf", 16, E_IDLE);
-        assert_error(&errs, 10, "test.conf", 17, E_SESSIONS);
-        assert_error(&errs, 11, "test.conf", 18, E_CHAR);
+        assert_errors(&errs, 0, "test.conf", 3, E_FIELDS, 5, E_WEIGHT, 7, "unknown item 'frob'", 9, E_ORDER,
+                      11, E_TRAIL, 12, E_RANGE, 13, E_GROUP, 14, E_UID, 15, E_MAX, 16, E_IDLE, 17, E_SESSIONS,
+                      18, E_CHAR, 0);
 
-        assert_int_equal(c->n_rules, 4);
-        assert_int_equal(c->rules[0].line, 2);
-        assert_int_equal(c->rules[1].line, 6);
-        assert_int_equal(c->rules[2].line, 10);
-        assert_int_equal(c->rules[3].line, 19);
+        assert_rule_lines(c, 4, 2, 6, 10, 19);
         ag_config_free(c);
 }
 
@@ -664,10 +671,8 @@ static void test_buffer_unknown_item_message(void **state) {
 
         c = parse("alice frob 1\nbob Weight 2\ncarol we\x01ght 3\ndave it'em 4\n", &errs);
         assert_int_equal(errs.n, 4);
-        assert_error(&errs, 0, "test.conf", 1, "unknown item 'frob'");
-        assert_error(&errs, 1, "test.conf", 2, "unknown item 'Weight'");
-        assert_error(&errs, 2, "test.conf", 3, "unknown item 'we\\x01ght'");
-        assert_error(&errs, 3, "test.conf", 4, "unknown item 'it\\x27em'");
+        assert_errors(&errs, 0, "test.conf", 1, "unknown item 'frob'", 2, "unknown item 'Weight'",
+                      3, "unknown item 'we\\x01ght'", 4, "unknown item 'it\\x27em'", 0);
         assert_int_equal(c->n_rules, 0);
         ag_config_free(c);
 
@@ -718,9 +723,7 @@ static void test_buffer_overlong(void **state) {
 
         c = parse_n(text, o, &errs, &n);
         assert_int_equal(n, 3);
-        assert_error(&errs, 0, "test.conf", 2, "line too long");
-        assert_error(&errs, 1, "test.conf", 4, "line too long");
-        assert_error(&errs, 2, "test.conf", 6, "line too long");
+        assert_errors(&errs, 0, "test.conf", 2, "line too long", 4, "line too long", 6, "line too long", 0);
         assert_int_equal(c->n_rules, 2);
         assert_int_equal(c->rules[0].line, 3);
         assert_int_equal(c->rules[0].value, 3);
@@ -744,14 +747,9 @@ static void test_buffer_nul(void **state) {
         AgConfig *c = parse_n(text, sizeof(text) - 1, &errs, &n);
 
         assert_int_equal(n, 5);
-        assert_error(&errs, 0, "test.conf", 1, "invalid character (NUL)");
-        assert_error(&errs, 1, "test.conf", 3, "invalid character (NUL)");
-        assert_error(&errs, 2, "test.conf", 4, "invalid character (NUL)");
-        assert_error(&errs, 3, "test.conf", 5, "invalid character (NUL)");
-        assert_error(&errs, 4, "test.conf", 7, "invalid character (NUL)");
-        assert_int_equal(c->n_rules, 2);
-        assert_int_equal(c->rules[0].line, 2);
-        assert_int_equal(c->rules[1].line, 6);
+        assert_errors(&errs, 0, "test.conf", 1, "invalid character (NUL)", 3, "invalid character (NUL)",
+                      4, "invalid character (NUL)", 5, "invalid character (NUL)", 7, "invalid character (NUL)", 0);
+        assert_rule_lines(c, 2, 2, 6);
         assert_string_equal(c->rules[1].name, "carol");
         ag_config_free(c);
 }
@@ -1648,9 +1646,9 @@ static void test_lint_dash_range(void **state) {
         (void) state;
         assert_int_equal(lint("1000-2000 weight 50\n1000- max 50%\n1000 idle yes\n1234 idle yes\n"
                               "alice weight 5\n1000:2000 weight 60\n", &f, &w), 3);
-        assert_error(&w, 0, "test.conf", 1, "'1000-2000' is read as a user name, not as a uid range: write 1000:2000");
-        assert_error(&w, 1, "test.conf", 2, "'1000-' is read as a user name, not as a uid range: write 1000:");
-        assert_error(&w, 2, "test.conf", 3, "'1000' is read as a user name, not as a uid: write :1000");
+        assert_errors(&w, 0, "test.conf", 1, "'1000-2000' is read as a user name, not as a uid range: write 1000:2000",
+                      2, "'1000-' is read as a user name, not as a uid range: write 1000:",
+                      3, "'1000' is read as a user name, not as a uid: write :1000", 0);
         /* an account named 1234 exists: its rule is fine */
         /* without a name service the ranges are still flagged */
         assert_int_equal(lint("1000-2000 weight 50\nnobody-here weight 5\n", NULL, &w), 1);
