@@ -615,6 +615,8 @@ static void test_buffer_line_numbers(void **state) {
 
 /* Valid lines still apply after bad ones, in file order, with their lines. */
 static void test_buffer_mixed(void **state) {
+        Errors errs;
+        int n;
         static const char text[] =
                 "* weight 100\n"                /* 1 */
                 "bogus line here too\n"         /* 2 */
@@ -625,8 +627,6 @@ static void test_buffer_mixed(void **state) {
                 "root sessions no\n"            /* 7 */
                 "@batch idle yes\n"             /* 8 */
                 "1000: sessions yes\n";         /* 9 */
-        Errors errs;
-        int n;
         AgConfig *c = parse_n(text, sizeof(text) - 1, &errs, &n);
 
         assert_int_equal(n, 2);

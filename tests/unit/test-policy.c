@@ -217,6 +217,7 @@ static void test_later_wins_within_class(void **state) {
 }
 
 static void test_items_independent(void **state) {
+        static const char *const staff[] = { "staff", NULL };
         static const char text[] =
                 "alice weight 400\n"            /* 1 */
                 "@staff max 200%\n"             /* 2 */
@@ -226,7 +227,6 @@ static void test_items_independent(void **state) {
                 "@staff weight 2\n"             /* 6 */
                 "1000: max 300%\n"              /* 7 */
                 "* sessions yes\n";             /* 8 */
-        static const char *const staff[] = { "staff", NULL };
         FakeGroups f = { .member_of = staff };
         AgConfig *c = parse(text);
         AgPolicy p;
@@ -340,6 +340,7 @@ static void test_user_exact(void **state) {
 }
 
 static void test_group_calls(void **state) {
+        static const char *const ab[] = { "a", "b", NULL };
         static const char text[] =
                 "@a weight 1\n"                 /* 1 */
                 "@b weight 2\n"                 /* 2 */
@@ -348,7 +349,6 @@ static void test_group_calls(void **state) {
                 "alice weight 9\n"              /* 5 */
                 "@a sessions no\n"              /* 6 */
                 "@d weight 3\n";                /* 7 */
-        static const char *const ab[] = { "a", "b", NULL };
         AgConfig *c = parse(text);
         FakeGroups f = { .member_of = ab };
         AgPolicy p;
@@ -543,6 +543,9 @@ static void test_root_exempt_from_wildcard_and_group(void **state) {
 
 /* The brief's example, end to end. */
 static void test_brief_example(void **state) {
+        static const char *const students[] = { "students", NULL };
+        static const char *const batch[] = { "batch", NULL };
+        static const char *const both[] = { "students", "batch", NULL };
         static const char text[] =
                 "# domain        item        value\n"
                 "*               weight      100\n"
@@ -552,9 +555,6 @@ static void test_brief_example(void **state) {
                 "alice           weight      400\n"
                 "root            sessions    no           # root's logins are not grouped\n"
                 "@batch          idle        yes          # cpu.idle: run only when nobody else wants the CPU\n";
-        static const char *const students[] = { "students", NULL };
-        static const char *const batch[] = { "batch", NULL };
-        static const char *const both[] = { "students", "batch", NULL };
         AgConfig *c = parse(text);
         FakeGroups f = { .member_of = students };
         AgPolicy p;
