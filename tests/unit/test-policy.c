@@ -93,6 +93,17 @@ static AgPolicy resolve(const AgConfig *c, const char *user, uid_t uid, FakeGrou
         return p;
 }
 
+/* No rule of c applies to these users (uid 1000, in no group), and no group is asked about. */
+static void assert_nothing_applies(const AgConfig *c, const char *const *users) {
+        FakeGroups f = {};
+
+        for (; *users; users++) {
+                AgPolicy p = resolve(c, *users, 1000, &f);
+                assert_defaults(&p);
+        }
+        assert_int_equal(f.n_calls, 0);
+}
+
 /* ---- tests ---- */
 
 static void test_init(void **state) {
@@ -105,15 +116,11 @@ static void test_init(void **state) {
 }
 
 static void test_empty(void **state) {
-        FakeGroups f = {};
+        static const char *const alice[] = { "alice", NULL };
         AgConfig *c = parse("# nothing\n\n");
-        AgPolicy p;
 
-        p = resolve(c, "alice", 1000, &f);
-        assert_defaults(&p);
-        p = resolve(NULL, "alice", 1000, &f);
-        assert_defaults(&p);
-        assert_int_equal(f.n_calls, 0);
+        assert_nothing_applies(c, alice);
+        assert_nothing_applies(NULL, alice);
         ag_config_free(c);
 }
 
@@ -789,14 +796,8 @@ static void test_pool_domain_not_a_user(void **state) {
         AgConfig *c = parse("pool:physics weight 300\n"
                             "pool:physics max 50%\n"
                             "pool:physics idle yes\n");
-        FakeGroups f = {};
-        AgPolicy p;
 
-        p = resolve(c, "physics", 1000, &f);
-        assert_defaults(&p);
-        p = resolve(c, "pool:physics", 1000, &f);
-        assert_defaults(&p);
-        assert_int_equal(f.n_calls, 0);
+        assert_nothing_applies(c, (const char *const[]) { "physics", "pool:physics", NULL });
         ag_config_free(c);
 }
 
