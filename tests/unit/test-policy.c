@@ -93,6 +93,19 @@ static AgPolicy resolve(const AgConfig *c, const char *user, uid_t uid, FakeGrou
         return p;
 }
 
+/* p's four items, and the line of the rule each came from (0: the default) */
+static void assert_policy(const AgPolicy *p, unsigned weight, long max_pct, bool sessions, bool idle,
+                          const unsigned lines[4]) {
+        static const AgItem items[4] = { AG_ITEM_WEIGHT, AG_ITEM_MAX, AG_ITEM_SESSIONS, AG_ITEM_IDLE };
+
+        assert_int_equal(p->weight, weight);
+        assert_int_equal(p->max_pct, max_pct);
+        assert_int_equal(p->sessions, sessions);
+        assert_int_equal(p->idle, idle);
+        for (size_t i = 0; i < 4; i++)
+                assert_source(p, items[i], lines[i]);
+}
+
 /* No rule of c applies to these users (uid 1000, in no group), and no group is asked about. */
 static void assert_nothing_applies(const AgConfig *c, const char *const *users) {
         FakeGroups f = {};
@@ -239,38 +252,19 @@ static void test_items_independent(void **state) {
         AgPolicy p;
 
         p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 400);
-        assert_int_equal(p.max_pct, 200);
-        assert_false(p.sessions);
-        assert_true(p.idle);
-        assert_source(&p, AG_ITEM_WEIGHT, 1);
-        assert_source(&p, AG_ITEM_MAX, 2);
-        assert_source(&p, AG_ITEM_SESSIONS, 3);
-        assert_source(&p, AG_ITEM_IDLE, 4);
+        assert_policy(&p, 400, 200, false, true, (const unsigned[]) { 1, 2, 3, 4 });
         assert_int_equal(calls_for(&f, "staff"), 1);
 
         /* bob: staff, no user rule, below the range */
         f = (FakeGroups) { .member_of = staff };
         p = resolve(c, "bob", 999, &f);
-        assert_int_equal(p.weight, 2);
-        assert_int_equal(p.max_pct, 200);
-        assert_true(p.sessions);
-        assert_true(p.idle);
-        assert_source(&p, AG_ITEM_WEIGHT, 6);
-        assert_source(&p, AG_ITEM_MAX, 2);
-        assert_source(&p, AG_ITEM_SESSIONS, 8);
-        assert_source(&p, AG_ITEM_IDLE, 4);
+        assert_policy(&p, 2, 200, true, true, (const unsigned[]) { 6, 2, 8, 4 });
         assert_int_equal(calls_for(&f, "staff"), 1);
 
         /* carol: no group, in the range */
         f = (FakeGroups) {};
         p = resolve(c, "carol", 5000, &f);
-        assert_int_equal(p.weight, 1);
-        assert_int_equal(p.max_pct, 300);
-        assert_false(p.sessions);
-        assert_true(p.idle);
-        assert_source(&p, AG_ITEM_WEIGHT, 5);
-        assert_source(&p, AG_ITEM_MAX, 7);
+        assert_policy(&p, 1, 300, false, true, (const unsigned[]) { 5, 7, 3, 4 });
         ag_config_free(c);
 }
 
@@ -362,14 +356,7 @@ static void test_group_calls(void **state) {
 
         /* alice: weight comes from her user rule, so b and d are never asked */
         p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 9);
-        assert_int_equal(p.max_pct, 50);
-        assert_false(p.sessions);
-        assert_false(p.idle);
-        assert_source(&p, AG_ITEM_WEIGHT, 5);
-        assert_source(&p, AG_ITEM_MAX, 3);
-        assert_source(&p, AG_ITEM_SESSIONS, 6);
-        assert_source(&p, AG_ITEM_IDLE, 0);
+        assert_policy(&p, 9, 50, false, false, (const unsigned[]) { 5, 3, 6, 0 });
         assert_int_equal(calls_for(&f, "a"), 1);
         assert_int_equal(calls_for(&f, "c"), 1);
         assert_int_equal(calls_for(&f, "b"), 0);
