@@ -684,18 +684,14 @@ static void test_policy_to_values(void **state) {
                 p.weight = cases[i].weight;
                 p.max_pct = cases[i].max_pct;
                 p.idle = cases[i].idle;
-                memset(&v, 0x77, sizeof(v));
-                ag_policy_to_values(&p, 2, &v);
-                assert_int_equal(v.weight, cases[i].v2);
-                assert_int_equal(v.quota_us, cases[i].quota);
-                assert_int_equal(v.period_us, 100000);
-                assert_int_equal(v.idle, cases[i].idle);
-                memset(&v, 0x77, sizeof(v));
-                ag_policy_to_values(&p, 1, &v);
-                assert_int_equal(v.weight, cases[i].v1);
-                assert_int_equal(v.quota_us, cases[i].quota);
-                assert_int_equal(v.period_us, 100000);
-                assert_int_equal(v.idle, cases[i].idle);
+                for (int version = 2; version >= 1; version--) {
+                        memset(&v, 0x77, sizeof(v));
+                        ag_policy_to_values(&p, version, &v);
+                        assert_int_equal(v.weight, version == 2 ? cases[i].v2 : cases[i].v1);
+                        assert_int_equal(v.quota_us, cases[i].quota);
+                        assert_int_equal(v.period_us, 100000);
+                        assert_int_equal(v.idle, cases[i].idle);
+                }
         }
 }
 
