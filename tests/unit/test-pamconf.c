@@ -69,6 +69,25 @@ static const AgPamLine *find_line(const AgPamConf *c, const char *file, unsigned
         return NULL;
 }
 
+/* the module line at file:line, which must be there */
+static const AgPamLine *line_at(const AgPamConf *c, const char *file, unsigned line) {
+        const AgPamLine *l = find_line(c, file, line);
+
+        assert_non_null(l);
+        return l;
+}
+
+/* each text given, up to a NULL, is in one of the warnings */
+static void assert_warned(const Warnings *w, ...) {
+        va_list ap;
+        const char *text;
+
+        va_start(ap, w);
+        while ((text = va_arg(ap, const char *)))
+                assert_non_null(strstr(w->text, text));
+        va_end(ap);
+}
+
 static bool has_service(const AgPamLine *l, const char *s) {
         for (size_t i = 0; i < l->n_services; i++)
                 if (strcmp(l->services[i], s) == 0)
@@ -105,8 +124,7 @@ static void test_debian_layout(void **state) {
         assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
         assert_non_null(c);
         assert_int_equal(c->n_lines, 1);
-        const AgPamLine *l = find_line(c, "common-session", 5);
-        assert_non_null(l);
+        const AgPamLine *l = line_at(c, "common-session", 5);
         assert_string_equal(l->root, "web");
         assert_true(l->root_given);
         assert_string_equal(l->conf, "/etc/ag/web.conf");
@@ -154,8 +172,7 @@ static void test_several_lines(void **state) {
         assert_true(seen_default && seen_ssh);
         n = ag_pamconf_distinct_confs(c, "/etc/security/autogroup.conf", idx);
         assert_int_equal(n, 2);
-        const AgPamLine *l = find_line(c, "other", 1);
-        assert_non_null(l);
+        const AgPamLine *l = line_at(c, "other", 1);
         assert_string_equal(l->mode, "cgroupfs");
         assert_false(find_line(c, "login", 1)->root_given);
         ag_pamconf_free(c);
@@ -176,8 +193,7 @@ static void test_types(void **state) {
 
         assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
         assert_int_equal(c->n_lines, 2);
-        const AgPamLine *a = find_line(c, "inc-a", 1), *b = find_line(c, "inc-b", 1);
-        assert_non_null(a);
+        const AgPamLine *a = line_at(c, "inc-a", 1), *b = find_line(c, "inc-b", 1);
         assert_non_null(b);
         assert_false(has_service(a, "svc1"));
         assert_true(has_service(a, "svc2"));
@@ -207,16 +223,12 @@ static void test_loop_and_depth(void **state) {
         put_file(f->dir, name, "session optional pam_autogroup.so root=deep\n");
 
         assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
-        assert_non_null(strstr(w.text, "makes a loop"));
-        assert_non_null(strstr(w.text, "self:1: include of"));
-        assert_non_null(strstr(w.text, "nested deeper than"));
-        const AgPamLine *l = find_line(c, "loop-a", 2);
-        assert_non_null(l);
+        assert_warned(&w, "makes a loop", "self:1: include of", "nested deeper than", NULL);
+        const AgPamLine *l = line_at(c, "loop-a", 2);
         assert_true(has_service(l, "loop-a"));
         assert_true(has_service(l, "loop-b"));
         /* the deep line is found from the services near it, not from chain00 */
-        l = find_line(c, name, 1);
-        assert_non_null(l);
+        l = line_at(c, name, 1);
         assert_false(has_service(l, "chain00"));
         assert_true(has_service(l, name));
         ag_pamconf_free(c);
@@ -236,8 +248,7 @@ static void test_options(void **state) {
                       " # a comment root=x\n");
         assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
         assert_int_equal(c->n_lines, 2);
-        const AgPamLine *l = find_line(c, "svc", 3);
-        assert_non_null(l);
+        const AgPamLine *l = line_at(c, "svc", 3);
         assert_string_equal(l->root, AG_ROOT_DEFAULT);
         assert_false(l->root_given);
         assert_null(l->mode);
@@ -246,17 +257,14 @@ static void test_options(void **state) {
         assert_true(l->noaudit);
         assert_true(l->strict);
         assert_int_equal(l->n_problems, 3);
-        assert_non_null(strstr(w.text, "svc:3: invalid root name '../etc'"));
-        assert_non_null(strstr(w.text, "svc:3: invalid mode 'bogus'"));
-        assert_non_null(strstr(w.text, "svc:3: unknown option 'frobnicate'"));
-        l = find_line(c, "svc", 5);
-        assert_non_null(l);
+        assert_warned(&w, "svc:3: invalid root name '../etc'", "svc:3: invalid mode 'bogus'",
+                      "svc:3: unknown option 'frobnicate'", NULL);
+        l = line_at(c, "svc", 5);
         assert_string_equal(l->conf, "/etc/with space.conf");
         assert_null(l->delegate);
         assert_null(l->acctlog);
         assert_string_equal(l->root, AG_ROOT_DEFAULT);
-        assert_non_null(strstr(w.text, "svc:5: invalid delegate 'maybe'"));
-        assert_non_null(strstr(w.text, "svc:5: invalid acctlog 'loud'"));
+        assert_warned(&w, "svc:5: invalid delegate 'maybe'", "svc:5: invalid acctlog 'loud'", NULL);
         assert_null(strstr(w.text, "root=x"));
         ag_pamconf_free(c);
 }
@@ -386,16 +394,13 @@ static void test_depth_and_budget(void **state) {
         }
 
         assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
-        l = find_line(c, "deep15", 1);
-        assert_non_null(l);
+        l = line_at(c, "deep15", 1);
         assert_true(has_service(l, "deep00"));
-        l = find_line(c, "deep16", 1);
-        assert_non_null(l);
+        l = line_at(c, "deep16", 1);
         assert_false(has_service(l, "deep00"));
         assert_true(has_service(l, "deep01"));
         assert_non_null(strstr(w.text, "deep15:2: include of"));
-        l = find_line(c, "zz-part29", 1);
-        assert_non_null(l);
+        l = line_at(c, "zz-part29", 1);
         for (int i = 0; i < 40; i++) {
                 snprintf(name, sizeof name, "zz-svc%02d", i);
                 if (!has_service(l, name))
@@ -520,8 +525,7 @@ static void test_order_before_systemd(void **state) {
         put_file(f->dir, "sshd", "session optional pam_autogroup.so mode=cgroupfs\n@include common-session\n");
         assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
         assert_int_equal(stack_warnings(c, &HOST_V1_SYSTEMD, &w), 1);
-        assert_non_null(strstr(w.text, "sshd:1: comes before pam_systemd.so at "));
-        assert_non_null(strstr(w.text, "/common-session:2 in the stack of sshd:"));
+        assert_warned(&w, "sshd:1: comes before pam_systemd.so at ", "/common-session:2 in the stack of sshd:", NULL);
         ag_pamconf_free(c);
 }
 
