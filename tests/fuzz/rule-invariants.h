@@ -8,10 +8,10 @@
 
 #include "conf.h"
 
-#define RULE_KEEPS(x)                   \
-        do {                            \
-                if (!(x))               \
-                        return #x;      \
+#define RULE_KEEPS(x)              \
+        do {                       \
+                if (!(x))          \
+                        return #x; \
         } while (0)
 
 /* NULL when r keeps every invariant, else the first one it breaks (as C text). */
@@ -31,7 +31,7 @@ static inline const char *rule_broken(const AgRule *r) {
         case AG_DOMAIN_RANGE:
                 RULE_KEEPS(!r->name && r->uid_min <= r->uid_max && r->uid_max != (uid_t) -1);
                 break;
-        case AG_DOMAIN_POOL:            /* pools: a pool's limits only */
+        case AG_DOMAIN_POOL: /* pools: a pool's limits only */
                 RULE_KEEPS(r->name && ag_pool_name_valid(r->name, strlen(r->name)));
                 RULE_KEEPS(r->item == AG_ITEM_WEIGHT || r->item == AG_ITEM_MAX || r->item == AG_ITEM_IDLE);
                 break;

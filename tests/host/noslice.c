@@ -86,16 +86,16 @@ static int openat_unless_idle(openat_fn *real, const char *sym, int dirfd, const
 }
 
 /* openat() and openat64(): the same wrapper, each with its own real function */
-#define DEFINE_OPENAT(name)                                                            \
-        int name(int dirfd, const char *path, int flags, ...) {                        \
-                static openat_fn real;                                                 \
-                va_list ap;                                                            \
-                mode_t mode;                                                           \
-                                                                                       \
-                va_start(ap, flags);                                                   \
-                mode = open_mode(flags, ap);                                           \
-                va_end(ap);                                                            \
-                return openat_unless_idle(&real, #name, dirfd, path, flags, mode);     \
+#define DEFINE_OPENAT(name)                                                        \
+        int name(int dirfd, const char *path, int flags, ...) {                    \
+                static openat_fn real;                                             \
+                va_list ap;                                                        \
+                mode_t mode;                                                       \
+                                                                                   \
+                va_start(ap, flags);                                               \
+                mode = open_mode(flags, ap);                                       \
+                va_end(ap);                                                        \
+                return openat_unless_idle(&real, #name, dirfd, path, flags, mode); \
         }
 
 DEFINE_OPENAT(openat)

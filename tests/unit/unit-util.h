@@ -26,8 +26,8 @@ static inline bool tmpdir_make(char *dir, size_t size, const char *template) {
 
 typedef struct TmpDir {
         char path[64];
-        char *conf;                     /* <path>/autogroup.conf */
-        char *dropins;                  /* <path>/autogroup.d */
+        char *conf;    /* <path>/autogroup.conf */
+        char *dropins; /* <path>/autogroup.d */
 } TmpDir;
 
 static inline int tmpdir_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
@@ -119,8 +119,8 @@ static inline char *mem_out_done(MemOut *m) {
 
 /* ---- main() of a program that runs only its list of tests ---- */
 
-#define UNIT_MAIN(...)                                                  \
-        int main(void) {                                                \
-                const struct CMUnitTest tests[] = { __VA_ARGS__ };      \
-                return cmocka_run_group_tests(tests, NULL, NULL);       \
+#define UNIT_MAIN(...)                                             \
+        int main(void) {                                           \
+                const struct CMUnitTest tests[] = { __VA_ARGS__ }; \
+                return cmocka_run_group_tests(tests, NULL, NULL);  \
         }
