@@ -18,6 +18,7 @@
 #include "conf.h"
 #include "policy.h"
 #include "util.h"
+#include "rule-invariants.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -72,57 +73,13 @@ static int in_group(void *userdata, const char *group) {
 }
 
 static void check_rule(const AgConfig *c, const AgRule *r) {
+        const char *broken = rule_broken(r);
+
+        if (broken) {
+                fprintf(stderr, "fuzz-config: invariant failed: %s\n", broken);
+                abort();
+        }
         CHECK(r >= c->rules && r < c->rules + c->n_rules);
-        CHECK((unsigned) r->kind < _AG_DOMAIN_KIND_MAX);
-        CHECK((unsigned) r->item < _AG_ITEM_MAX);
-        CHECK(ag_item_to_string(r->item));
-        CHECK(ag_domain_kind_to_string(r->kind));
-        switch (r->kind) {
-        case AG_DOMAIN_USER:
-        case AG_DOMAIN_GROUP:
-                CHECK(r->name && *r->name && strlen(r->name) < AG_NAME_MAX);
-                for (const char *p = r->name; *p; p++)
-                        CHECK((unsigned char) *p > 0x20 && (unsigned char) *p < 0x7f && *p != ':');
-                CHECK(r->name[0] != '@');
-                break;
-        case AG_DOMAIN_RANGE:
-                CHECK(!r->name && r->uid_min <= r->uid_max && r->uid_max != (uid_t) -1);
-                break;
-        case AG_DOMAIN_POOL:            /* pools: a pool's limits only */
-                CHECK(r->name && ag_pool_name_valid(r->name, strlen(r->name)));
-                CHECK(r->item == AG_ITEM_WEIGHT || r->item == AG_ITEM_MAX || r->item == AG_ITEM_IDLE);
-                break;
-        default:
-                CHECK(!r->name);
-        }
-        if (r->item == AG_ITEM_POOL)
-                CHECK(r->value == 1 ? r->str && ag_pool_name_valid(r->str, strlen(r->str)) : !r->str);
-        else
-                CHECK(!r->str);
-        switch (r->item) {
-        case AG_ITEM_WEIGHT:
-                CHECK(r->value >= AG_WEIGHT_MIN && r->value <= AG_WEIGHT_MAX);
-                break;
-        case AG_ITEM_MAX:
-                CHECK(r->value == AG_MAX_NONE || (r->value >= 1 && r->value <= AG_MAX_PCT_MAX));
-                break;
-        case AG_ITEM_LATENCY:
-                CHECK(r->value >= 0 && r->value < _AG_LATENCY_MAX);
-                CHECK(ag_latency_to_string((AgLatency) r->value));
-                break;
-        case AG_ITEM_INTERACTIVE:
-                CHECK(r->value >= 0 && r->value <= AG_INTERACTIVE_MAX);
-                break;
-        case AG_ITEM_LEAVES:
-        case AG_ITEM_LEAVES_NOTTY:
-                CHECK(r->value >= 0 && r->value <= AG_LEAVES_MAX);
-                break;
-        case AG_ITEM_SESSIONS_MAX:
-                CHECK(r->value >= 1 && r->value <= AG_SESSIONS_MAX_LIMIT);
-                break;
-        default:
-                CHECK(r->value == 0 || r->value == 1);
-        }
         CHECK(r->line >= 1);
 }
 

@@ -85,27 +85,21 @@ static int openat_unless_idle(openat_fn *real, const char *sym, int dirfd, const
         return (*real)(dirfd, path, flags, mode);
 }
 
-int openat(int dirfd, const char *path, int flags, ...) {
-        static openat_fn real;
-        va_list ap;
-        mode_t mode;
+/* openat() and openat64(): the same wrapper, each with its own real function */
+#define DEFINE_OPENAT(name)                                                        \
+        int name(int dirfd, const char *path, int flags, ...) {                    \
+                static openat_fn real;                                             \
+                va_list ap;                                                        \
+                mode_t mode;                                                       \
+                                                                                   \
+                va_start(ap, flags);                                               \
+                mode = open_mode(flags, ap);                                       \
+                va_end(ap);                                                        \
+                return openat_unless_idle(&real, #name, dirfd, path, flags, mode); \
+        }
 
-        va_start(ap, flags);
-        mode = open_mode(flags, ap);
-        va_end(ap);
-        return openat_unless_idle(&real, "openat", dirfd, path, flags, mode);
-}
-
-int openat64(int dirfd, const char *path, int flags, ...) {
-        static openat_fn real;
-        va_list ap;
-        mode_t mode;
-
-        va_start(ap, flags);
-        mode = open_mode(flags, ap);
-        va_end(ap);
-        return openat_unless_idle(&real, "openat64", dirfd, path, flags, mode);
-}
+DEFINE_OPENAT(openat)
+DEFINE_OPENAT(openat64)
 
 int faccessat(int dirfd, const char *path, int mode, int flags) {
         static int (*real)(int, const char *, int, int);

@@ -20,6 +20,8 @@
 
 #include "conf.h"
 #include "lint.h"
+#include "unit-util.h"
+#include "../fuzz/rule-invariants.h"
 
 #define UID_OPEN_MAX ((uid_t) -1 - 1)
 
@@ -61,6 +63,29 @@ static void assert_error(const Errors *errs, size_t i, const char *file, unsigne
         assert_string_equal(errs->e[i].message, message);
 }
 
+/* c has n rules, from the lines given after n, in this order */
+static void assert_rule_lines(const AgConfig *c, size_t n, ...) {
+        va_list ap;
+
+        assert_int_equal(c->n_rules, n);
+        va_start(ap, n);
+        for (size_t i = 0; i < n; i++)
+                assert_int_equal(c->rules[i].line, va_arg(ap, unsigned));
+        va_end(ap);
+}
+
+/* assert_error() for errors first, first + 1, ...: a LINE, MESSAGE pair
+ * each after file, up to a line 0 */
+static void assert_errors(const Errors *errs, size_t first, const char *file, ...) {
+        va_list ap;
+        unsigned line;
+
+        va_start(ap, file);
+        for (size_t i = first; (line = va_arg(ap, unsigned)) > 0; i++)
+                assert_error(errs, i, file, line, va_arg(ap, const char *));
+        va_end(ap);
+}
+
 static AgConfig *config_new(void) {
         AgConfig *c = calloc(1, sizeof(AgConfig));
         assert_non_null(c);
@@ -88,21 +113,25 @@ static AgConfig *parse(const char *text, Errors *errs) {
 /* ---- names ---- */
 
 static void test_to_string(void **state) {
-        assert_string_equal(ag_item_to_string(AG_ITEM_WEIGHT), "weight");
-        assert_string_equal(ag_item_to_string(AG_ITEM_MAX), "max");
-        assert_string_equal(ag_item_to_string(AG_ITEM_SESSIONS), "sessions");
-        assert_string_equal(ag_item_to_string(AG_ITEM_IDLE), "idle");
+        static const char *const items[] = {
+                [AG_ITEM_WEIGHT] = "weight", [AG_ITEM_MAX] = "max", [AG_ITEM_SESSIONS] = "sessions",
+                [AG_ITEM_IDLE] = "idle", [AG_ITEM_POOL] = "pool",
+        };
+        static const char *const kinds[] = {
+                [AG_DOMAIN_ALL] = "*", [AG_DOMAIN_RANGE] = "range", [AG_DOMAIN_GROUP] = "group",
+                [AG_DOMAIN_USER] = "user", [AG_DOMAIN_POOL] = "pool",
+        };
+
+        /* the names of these items and kinds; the other items' with their tests */
+        for (size_t i = 0; i < sizeof items / sizeof items[0]; i++)
+                if (items[i])
+                        assert_string_equal(ag_item_to_string((AgItem) i), items[i]);
         assert_null(ag_item_to_string(_AG_ITEM_MAX));
         assert_null(ag_item_to_string((AgItem) -1));
-
-        assert_string_equal(ag_domain_kind_to_string(AG_DOMAIN_ALL), "*");
-        assert_string_equal(ag_domain_kind_to_string(AG_DOMAIN_RANGE), "range");
-        assert_string_equal(ag_domain_kind_to_string(AG_DOMAIN_GROUP), "group");
-        assert_string_equal(ag_domain_kind_to_string(AG_DOMAIN_USER), "user");
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+                if (kinds[i])
+                        assert_string_equal(ag_domain_kind_to_string((AgDomainKind) i), kinds[i]);
         assert_null(ag_domain_kind_to_string(_AG_DOMAIN_KIND_MAX));
-        /* pools */
-        assert_string_equal(ag_item_to_string(AG_ITEM_POOL), "pool");
-        assert_string_equal(ag_domain_kind_to_string(AG_DOMAIN_POOL), "pool");
 
         /* the precedence order the resolver relies on */
         assert_true(AG_DOMAIN_ALL < AG_DOMAIN_RANGE);
@@ -408,16 +437,11 @@ static void test_parse_line_pool(void **state) {
                 free(rule.str);
         }
 
-        assert_true(ag_pool_name_valid("a", 1));
-        assert_true(ag_pool_name_valid("a-_9", 4));
-        assert_false(ag_pool_name_valid("", 0));
-        assert_false(ag_pool_name_valid(NULL, 0));
-        assert_false(ag_pool_name_valid("-a", 2));
-        assert_false(ag_pool_name_valid("_a", 2));
-        assert_false(ag_pool_name_valid("A", 1));
-        assert_false(ag_pool_name_valid("a.b", 3));
-        assert_false(ag_pool_name_valid("a/b", 3));
-        assert_false(ag_pool_name_valid("abcdefghijklmnopqrstuvwxyz0123456", 33));
+        /* pool names: the valid ones first */
+        static const char *const names[] = { "a", "a-_9", "", NULL, "-a", "_a", "A", "a.b", "a/b",
+                                             "abcdefghijklmnopqrstuvwxyz0123456" };
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+                assert_int_equal(ag_pool_name_valid(names[i], names[i] ? strlen(names[i]) : 0), i < 2);
 }
 
 static const InvalidCase pool_invalid_cases[] = {
@@ -488,10 +512,7 @@ static void test_buffer_pool(void **state) {
         AgConfig *c = parse_n(text, sizeof(text) - 1, &errs, &n);
 
         assert_int_equal(n, 4);
-        assert_error(&errs, 0, "test.conf", 3, E_POOL_ITEM);
-        assert_error(&errs, 1, "test.conf", 4, E_POOL);
-        assert_error(&errs, 2, "test.conf", 5, E_POOL_NAME);
-        assert_error(&errs, 3, "test.conf", 6, E_POOL_ITEM);
+        assert_errors(&errs, 0, "test.conf", 3, E_POOL_ITEM, 4, E_POOL, 5, E_POOL_NAME, 6, E_POOL_ITEM, 0);
         assert_int_equal(c->n_rules, 4);
         assert_int_equal(c->rules[0].line, 1);
         assert_string_equal(c->rules[0].str, "physics");
@@ -588,29 +609,18 @@ static void test_buffer_line_numbers(void **state) {
         AgConfig *c = parse_n(text, sizeof(text) - 1, &errs, &n);
 
         assert_int_equal(n, 12);
-        assert_error(&errs, 0, "test.conf", 3, E_FIELDS);
-        assert_error(&errs, 1, "test.conf", 5, E_WEIGHT);
-        assert_error(&errs, 2, "test.conf", 7, "unknown item 'frob'");
-        assert_error(&errs, 3, "test.conf", 9, E_ORDER);
-        assert_error(&errs, 4, "test.conf", 11, E_TRAIL);
-        assert_error(&errs, 5, "test.conf", 12, E_RANGE);
-        assert_error(&errs, 6, "test.conf", 13, E_GROUP);
-        assert_error(&errs, 7, "test.conf", 14, E_UID);
-        assert_error(&errs, 8, "test.conf", 15, E_MAX);
-        assert_error(&errs, 9, "test.conf", 16, E_IDLE);
-        assert_error(&errs, 10, "test.conf", 17, E_SESSIONS);
-        assert_error(&errs, 11, "test.conf", 18, E_CHAR);
+        assert_errors(&errs, 0, "test.conf", 3, E_FIELDS, 5, E_WEIGHT, 7, "unknown item 'frob'", 9, E_ORDER,
+                      11, E_TRAIL, 12, E_RANGE, 13, E_GROUP, 14, E_UID, 15, E_MAX, 16, E_IDLE, 17, E_SESSIONS,
+                      18, E_CHAR, 0);
 
-        assert_int_equal(c->n_rules, 4);
-        assert_int_equal(c->rules[0].line, 2);
-        assert_int_equal(c->rules[1].line, 6);
-        assert_int_equal(c->rules[2].line, 10);
-        assert_int_equal(c->rules[3].line, 19);
+        assert_rule_lines(c, 4, 2, 6, 10, 19);
         ag_config_free(c);
 }
 
 /* Valid lines still apply after bad ones, in file order, with their lines. */
 static void test_buffer_mixed(void **state) {
+        Errors errs;
+        int n;
         static const char text[] =
                 "* weight 100\n"                /* 1 */
                 "bogus line here too\n"         /* 2 */
@@ -621,8 +631,6 @@ static void test_buffer_mixed(void **state) {
                 "root sessions no\n"            /* 7 */
                 "@batch idle yes\n"             /* 8 */
                 "1000: sessions yes\n";         /* 9 */
-        Errors errs;
-        int n;
         AgConfig *c = parse_n(text, sizeof(text) - 1, &errs, &n);
 
         assert_int_equal(n, 2);
@@ -667,10 +675,8 @@ static void test_buffer_unknown_item_message(void **state) {
 
         c = parse("alice frob 1\nbob Weight 2\ncarol we\x01ght 3\ndave it'em 4\n", &errs);
         assert_int_equal(errs.n, 4);
-        assert_error(&errs, 0, "test.conf", 1, "unknown item 'frob'");
-        assert_error(&errs, 1, "test.conf", 2, "unknown item 'Weight'");
-        assert_error(&errs, 2, "test.conf", 3, "unknown item 'we\\x01ght'");
-        assert_error(&errs, 3, "test.conf", 4, "unknown item 'it\\x27em'");
+        assert_errors(&errs, 0, "test.conf", 1, "unknown item 'frob'", 2, "unknown item 'Weight'",
+                      3, "unknown item 'we\\x01ght'", 4, "unknown item 'it\\x27em'", 0);
         assert_int_equal(c->n_rules, 0);
         ag_config_free(c);
 
@@ -721,9 +727,7 @@ static void test_buffer_overlong(void **state) {
 
         c = parse_n(text, o, &errs, &n);
         assert_int_equal(n, 3);
-        assert_error(&errs, 0, "test.conf", 2, "line too long");
-        assert_error(&errs, 1, "test.conf", 4, "line too long");
-        assert_error(&errs, 2, "test.conf", 6, "line too long");
+        assert_errors(&errs, 0, "test.conf", 2, "line too long", 4, "line too long", 6, "line too long", 0);
         assert_int_equal(c->n_rules, 2);
         assert_int_equal(c->rules[0].line, 3);
         assert_int_equal(c->rules[0].value, 3);
@@ -747,14 +751,9 @@ static void test_buffer_nul(void **state) {
         AgConfig *c = parse_n(text, sizeof(text) - 1, &errs, &n);
 
         assert_int_equal(n, 5);
-        assert_error(&errs, 0, "test.conf", 1, "invalid character (NUL)");
-        assert_error(&errs, 1, "test.conf", 3, "invalid character (NUL)");
-        assert_error(&errs, 2, "test.conf", 4, "invalid character (NUL)");
-        assert_error(&errs, 3, "test.conf", 5, "invalid character (NUL)");
-        assert_error(&errs, 4, "test.conf", 7, "invalid character (NUL)");
-        assert_int_equal(c->n_rules, 2);
-        assert_int_equal(c->rules[0].line, 2);
-        assert_int_equal(c->rules[1].line, 6);
+        assert_errors(&errs, 0, "test.conf", 1, "invalid character (NUL)", 3, "invalid character (NUL)",
+                      4, "invalid character (NUL)", 5, "invalid character (NUL)", 7, "invalid character (NUL)", 0);
+        assert_rule_lines(c, 2, 2, 6);
         assert_string_equal(c->rules[1].name, "carol");
         ag_config_free(c);
 }
@@ -768,30 +767,10 @@ static uint64_t rng_next(uint64_t *s) {
 }
 
 static void check_rule_sane(const AgRule *r) {
-        assert_true((unsigned) r->kind < _AG_DOMAIN_KIND_MAX);
-        assert_true((unsigned) r->item < _AG_ITEM_MAX);
-        if (r->kind == AG_DOMAIN_USER || r->kind == AG_DOMAIN_GROUP) {
-                assert_non_null(r->name);
-                assert_true(strlen(r->name) > 0 && strlen(r->name) < AG_NAME_MAX);
-                for (const char *p = r->name; *p; p++)
-                        assert_true(*p > 0x20 && *p < 0x7f && *p != '#' && *p != ':');
-                assert_true(r->name[0] != '@');
-        } else
-                assert_null(r->name);
-        if (r->kind == AG_DOMAIN_RANGE) {
-                assert_true(r->uid_min <= r->uid_max);
-                assert_true(r->uid_max != (uid_t) -1);
-        }
-        switch (r->item) {
-        case AG_ITEM_WEIGHT:
-                assert_true(r->value >= AG_WEIGHT_MIN && r->value <= AG_WEIGHT_MAX);
-                break;
-        case AG_ITEM_MAX:
-                assert_true(r->value == AG_MAX_NONE || (r->value >= 1 && r->value <= AG_MAX_PCT_MAX));
-                break;
-        default:
-                assert_true(r->value == 0 || r->value == 1);
-        }
+        const char *broken = rule_broken(r);
+
+        if (broken)
+                fail_msg("a rule breaks %s", broken);
 }
 
 /* Random binary: never a crash, never a rule. */
@@ -1050,46 +1029,6 @@ static void test_dropin_dir(void **state) {
 
 /* ---- files ---- */
 
-typedef struct TmpDir {
-        char path[256];
-        char *conf;                     /* <path>/autogroup.conf */
-        char *dropins;                  /* <path>/autogroup.d */
-} TmpDir;
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        (void) remove(path);
-        return 0;
-}
-
-static int tmpdir_setup(void **state) {
-        TmpDir *t = calloc(1, sizeof(TmpDir));
-
-        if (!t)
-                return -1;
-        snprintf(t->path, sizeof(t->path), "/tmp/ag-test-config-XXXXXX");
-        if (!mkdtemp(t->path) || chmod(t->path, 0755) < 0)
-                return -1;
-        if (asprintf(&t->conf, "%s/autogroup.conf", t->path) < 0 ||
-            asprintf(&t->dropins, "%s/autogroup.d", t->path) < 0)
-                return -1;
-        *state = t;
-        return 0;
-}
-
-static int tmpdir_teardown(void **state) {
-        TmpDir *t = *state;
-
-        if (!t)
-                return 0;
-        /* make sure everything is removable, then remove depth first */
-        (void) chmod(t->dropins, 0755);
-        (void) nftw(t->path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(t->conf);
-        free(t->dropins);
-        free(t);
-        return 0;
-}
-
 static char *path_join(const char *dir, const char *name) {
         char *p;
         assert_true(asprintf(&p, "%s/%s", dir, name) >= 0);
@@ -1202,18 +1141,20 @@ static void test_load_dropin_order(void **state) {
 
         write_file(t->conf, "* weight 1\nmain-bad\n* weight 2\n");
         make_dropins(t);
-        write_dropin(t, "b.conf", "* weight 30\n");
-        write_dropin(t, "a.conf", "* weight 20\nbad\n");
-        write_dropin(t, "10-x.conf", "* weight 10\n");
-        write_dropin(t, "B.conf", "* weight 15\n");          /* 'B' < 'a' in strcmp */
-        write_dropin(t, "a.conf~", "* weight 900\n");
-        write_dropin(t, ".hidden.conf", "* weight 901\n");
-        write_dropin(t, "x.conf.bak", "* weight 902\n");
-        write_dropin(t, "x.CONF", "* weight 903\n");
-        write_dropin(t, "README", "* weight 904\n");
-        write_dropin(t, ".conf", "* weight 905\n");
-        write_dropin(t, "conf", "* weight 906\n");
-        write_dropin(t, "empty.conf", "");
+        put_files(t->dropins,
+                  "b.conf", "* weight 30\n",
+                  "a.conf", "* weight 20\nbad\n",
+                  "10-x.conf", "* weight 10\n",
+                  "B.conf", "* weight 15\n", /* 'B' < 'a' in strcmp */
+                  "a.conf~", "* weight 900\n",
+                  ".hidden.conf", "* weight 901\n",
+                  "x.conf.bak", "* weight 902\n",
+                  "x.CONF", "* weight 903\n",
+                  "README", "* weight 904\n",
+                  ".conf", "* weight 905\n",
+                  "conf", "* weight 906\n",
+                  "empty.conf", "",
+                  NULL);
 
         c = load(t->conf, AG_CONFIG_TRUST_ANY_OWNER, &errs, &n);
         assert_int_equal(n, 2);
@@ -1709,9 +1650,9 @@ static void test_lint_dash_range(void **state) {
         (void) state;
         assert_int_equal(lint("1000-2000 weight 50\n1000- max 50%\n1000 idle yes\n1234 idle yes\n"
                               "alice weight 5\n1000:2000 weight 60\n", &f, &w), 3);
-        assert_error(&w, 0, "test.conf", 1, "'1000-2000' is read as a user name, not as a uid range: write 1000:2000");
-        assert_error(&w, 1, "test.conf", 2, "'1000-' is read as a user name, not as a uid range: write 1000:");
-        assert_error(&w, 2, "test.conf", 3, "'1000' is read as a user name, not as a uid: write :1000");
+        assert_errors(&w, 0, "test.conf", 1, "'1000-2000' is read as a user name, not as a uid range: write 1000:2000",
+                      2, "'1000-' is read as a user name, not as a uid range: write 1000:",
+                      3, "'1000' is read as a user name, not as a uid: write :1000", 0);
         /* an account named 1234 exists: its rule is fine */
         /* without a name service the ranges are still flagged */
         assert_int_equal(lint("1000-2000 weight 50\nnobody-here weight 5\n", NULL, &w), 1);
@@ -1871,17 +1812,17 @@ int main(void) {
                 cmocka_unit_test(test_lint_lookup_bound),
                 cmocka_unit_test(test_lint_overridden),
                 cmocka_unit_test(test_lint_across_files),
-                cmocka_unit_test_setup_teardown(test_load_missing, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_empty_file, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_dropin_order, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_not_regular, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_dropins_not_a_dir, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_too_large, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_refuse_owner, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_refuse_modes, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_refuse_dropin_dir, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_unreadable, tmpdir_setup, tmpdir_teardown),
-                cmocka_unit_test_setup_teardown(test_load_null_callback, tmpdir_setup, tmpdir_teardown),
+                tmpdir_test(test_load_missing),
+                tmpdir_test(test_load_empty_file),
+                tmpdir_test(test_load_dropin_order),
+                tmpdir_test(test_load_not_regular),
+                tmpdir_test(test_load_dropins_not_a_dir),
+                tmpdir_test(test_load_too_large),
+                tmpdir_test(test_load_refuse_owner),
+                tmpdir_test(test_load_refuse_modes),
+                tmpdir_test(test_load_refuse_dropin_dir),
+                tmpdir_test(test_load_unreadable),
+                tmpdir_test(test_load_null_callback),
         };
 
         umask(022);

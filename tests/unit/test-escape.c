@@ -14,17 +14,14 @@
 
 #include "escape.h"
 #include "util.h"
+#include "unit-util.h"
 
 /* s as ag_json_string writes it (caller frees) */
 static char *json(const char *s) {
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
+        MemOut m;
 
-        assert_non_null(f);
-        ag_json_string(f, s);
-        assert_int_equal(fclose(f), 0);
-        return buf;
+        ag_json_string(mem_out_open(&m), s);
+        return mem_out_done(&m);
 }
 
 static void assert_json(const char *s, const char *want) {
@@ -156,12 +153,7 @@ static void test_escape_bytes(void **state) {
         }
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_must_escape),
-                cmocka_unit_test(test_json_every_escaped_code_point),
-                cmocka_unit_test(test_json_strings),
-                cmocka_unit_test(test_escape_bytes),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_must_escape),
+          cmocka_unit_test(test_json_every_escaped_code_point),
+          cmocka_unit_test(test_json_strings),
+          cmocka_unit_test(test_escape_bytes))

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "login.h"
+#include "unit-util.h"
 
 static void test_mode_decided_once(void **state) {
         AgLogin *l = NULL;
@@ -101,12 +102,7 @@ static void test_unit_values_format(void **state) {
         assert_string_equal(q, "infinity");
 }
 
-int main(void) {
-        const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_mode_decided_once),
-                cmocka_unit_test(test_close_by_state),
-                cmocka_unit_test(test_systemd_open_without_systemd),
-                cmocka_unit_test(test_unit_values_format),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_mode_decided_once),
+          cmocka_unit_test(test_close_by_state),
+          cmocka_unit_test(test_systemd_open_without_systemd),
+          cmocka_unit_test(test_unit_values_format))

@@ -25,6 +25,7 @@
 #include "acct.h"
 #include "metrics.h"
 #include "util.h"
+#include "unit-util.h"
 
 static void put(int dirfd, const char *name, const char *text) {
         int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -215,14 +216,10 @@ static AgStatus *status(int version, bool systemd, const char *root) {
 }
 
 static char *print(AgMetrics *m) {
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&buf, &size);
+        MemOut out;
 
-        assert_non_null(f);
-        ag_metrics_print(m, f);
-        assert_int_equal(fclose(f), 0);
-        return buf;
+        ag_metrics_print(m, mem_out_open(&out));
+        return mem_out_done(&out);
 }
 
 /* the metrics of one collected tree */
@@ -253,6 +250,17 @@ static void assert_metric(const char *text, const char *metric, const char *labe
         assert_line(text, line);
 }
 
+/* assert_metric() for each NAME, VALUE pair after labels, up to a NULL */
+static void assert_metrics(const char *text, const char *labels, ...) {
+        va_list ap;
+        const char *metric;
+
+        va_start(ap, labels);
+        while ((metric = va_arg(ap, const char *)))
+                assert_metric(text, metric, labels, va_arg(ap, const char *));
+        va_end(ap);
+}
+
 static void test_systemd(void **state) {
         AgStatus *s = status(2, true, "/user.slice");
         (void) state;
@@ -278,15 +286,11 @@ static void test_systemd(void **state) {
         const char *l = "{root=\"user.slice\",pool=\"\",uid=\"1000\",user=\"alice\"}";
         assert_line(out, "autogroup_info{root=\"user.slice\",mode=\"systemd\",cgroup=\"2\",cpu_source=\"cpu.stat\"} 1");
         assert_line(out, "# TYPE autogroup_user_cpu_seconds_total counter");
-        assert_metric(out, "autogroup_user_cpu_seconds_total", l, "2.500000");
-        assert_metric(out, "autogroup_user_cpu_periods_total", l, "100");
-        assert_metric(out, "autogroup_user_cpu_throttled_periods_total", l, "5");
-        assert_metric(out, "autogroup_user_cpu_throttled_seconds_total", l, "0.250000");
-        assert_metric(out, "autogroup_user_weight", l, "200");
-        assert_metric(out, "autogroup_user_cap_cpus", l, "1.5");
-        assert_metric(out, "autogroup_user_idle", l, "0");
-        assert_metric(out, "autogroup_user_sessions", l, "1");
-        assert_metric(out, "autogroup_user_leaves", l, "3");
+        assert_metrics(out, l, "autogroup_user_cpu_seconds_total", "2.500000",
+                       "autogroup_user_cpu_periods_total", "100", "autogroup_user_cpu_throttled_periods_total", "5",
+                       "autogroup_user_cpu_throttled_seconds_total", "0.250000", "autogroup_user_weight", "200",
+                       "autogroup_user_cap_cpus", "1.5", "autogroup_user_idle", "0", "autogroup_user_sessions", "1",
+                       "autogroup_user_leaves", "3", NULL);
         /* the unknown user: an empty user label, and no sample of what was unreadable */
         assert_line(out, "autogroup_user_sessions{root=\"user.slice\",pool=\"\",uid=\"1001\",user=\"\"} 0");
         assert_null(strstr(out, "autogroup_user_cpu_seconds_total{root=\"user.slice\",pool=\"\",uid=\"1001\""));
@@ -373,11 +377,9 @@ static void test_v2_pools(void **state) {
         const char *p = "{root=\"autogroup\",pool=\"physics\"}";
         assert_line(out, "autogroup_info{root=\"autogroup\",mode=\"cgroupfs\",cgroup=\"2\",cpu_source=\"cpu.stat\"} 1");
         assert_line(out, "autogroup_info{root=\"none\",mode=\"cgroupfs\",cgroup=\"2\",cpu_source=\"cpu.stat\"} 1");
-        assert_metric(out, "autogroup_user_sessions", r0, "1");
-        assert_metric(out, "autogroup_user_leaves", r0, "0");
-        assert_metric(out, "autogroup_user_cap_cpus", r0, "+Inf");
-        assert_metric(out, "autogroup_user_cpu_seconds_total", r0, "0.000007");
-        assert_metric(out, "autogroup_user_weight", r0, "100");
+        assert_metrics(out, r0, "autogroup_user_sessions", "1", "autogroup_user_leaves", "0",
+                       "autogroup_user_cap_cpus", "+Inf", "autogroup_user_cpu_seconds_total", "0.000007",
+                       "autogroup_user_weight", "100", NULL);
         assert_metric(out, "autogroup_user_sessions", u1, "2");
         assert_metric(out, "autogroup_user_leaves", u1, "3");
         assert_metric(out, "autogroup_user_sessions", "{root=\"autogroup\",pool=\"physics\",uid=\"3999999992\",user=\"\"}",
@@ -386,13 +388,10 @@ static void test_v2_pools(void **state) {
                       "2");
         assert_metric(out, "autogroup_user_leaves", "{root=\"autogroup\",pool=\"physics\",uid=\"3999999991\",user=\"\"}",
                       "6");
-        assert_metric(out, "autogroup_pool_users", p, "3");
-        assert_metric(out, "autogroup_pool_sessions", p, "4");
-        assert_metric(out, "autogroup_pool_leaves", p, "9");
-        assert_metric(out, "autogroup_pool_cpu_seconds_total", p, "3.000001");
-        assert_metric(out, "autogroup_pool_cpu_throttled_periods_total", p, "4");
-        assert_metric(out, "autogroup_pool_cpu_throttled_seconds_total", p, "0.001500");
-        assert_metric(out, "autogroup_pool_cap_cpus", p, "4");
+        assert_metrics(out, p, "autogroup_pool_users", "3", "autogroup_pool_sessions", "4",
+                       "autogroup_pool_leaves", "9", "autogroup_pool_cpu_seconds_total", "3.000001",
+                       "autogroup_pool_cpu_throttled_periods_total", "4",
+                       "autogroup_pool_cpu_throttled_seconds_total", "0.001500", "autogroup_pool_cap_cpus", "4", NULL);
         /* idle: weight 0, whatever the kernel reads back (1 here, as since Linux 6.6) */
         assert_metric(out, "autogroup_pool_weight", p, "0");
         assert_metric(out, "autogroup_pool_idle", p, "1");

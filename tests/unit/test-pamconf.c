@@ -19,28 +19,17 @@
 #include "pamconf.h"
 #include "session.h"
 #include "util.h"
+#include "unit-util.h"
 
 typedef struct Fixture {
         char dir[64];
 } Fixture;
 
-static void put(Fixture *f, const char *name, const char *text) {
-        char path[256];
-        FILE *fp;
-
-        snprintf(path, sizeof path, "%s/%s", f->dir, name);
-        fp = fopen(path, "w");
-        assert_non_null(fp);
-        fputs(text, fp);
-        assert_int_equal(fclose(fp), 0);
-}
-
 static int setup(void **state) {
         Fixture *f = calloc(1, sizeof *f);
 
         assert_non_null(f);
-        strcpy(f->dir, "/tmp/agpamconf-unit.XXXXXX");
-        assert_non_null(mkdtemp(f->dir));
+        assert_true(tmpdir_make(f->dir, sizeof f->dir, "/tmp/agpamconf-unit.XXXXXX"));
         *state = f;
         return 0;
 }
@@ -80,6 +69,25 @@ static const AgPamLine *find_line(const AgPamConf *c, const char *file, unsigned
         return NULL;
 }
 
+/* the module line at file:line, which must be there */
+static const AgPamLine *line_at(const AgPamConf *c, const char *file, unsigned line) {
+        const AgPamLine *l = find_line(c, file, line);
+
+        assert_non_null(l);
+        return l;
+}
+
+/* each text given, up to a NULL, is in one of the warnings */
+static void assert_warned(const Warnings *w, ...) {
+        va_list ap;
+        const char *text;
+
+        va_start(ap, w);
+        while ((text = va_arg(ap, const char *)))
+                assert_non_null(strstr(w->text, text));
+        va_end(ap);
+}
+
 static bool has_service(const AgPamLine *l, const char *s) {
         for (size_t i = 0; i < l->n_services; i++)
                 if (strcmp(l->services[i], s) == 0)
@@ -95,27 +103,28 @@ static void test_debian_layout(void **state) {
         AgPamConf *c = NULL;
         Warnings w = {};
 
-        put(f, "common-session", "# /etc/pam.d/common-session\n"
+        put_file(f->dir, "common-session", "# /etc/pam.d/common-session\n"
                                  "session [default=1]\t\t\tpam_permit.so\n"
                                  "session requisite\t\t\tpam_deny.so\n"
                                  "session required\t\t\tpam_permit.so\n"
                                  "session optional pam_autogroup.so root=web conf=/etc/ag/web.conf debug\n"
                                  "session required pam_unix.so\n");
-        put(f, "common-session-noninteractive", "session required pam_unix.so\n");
-        put(f, "sshd", "@include common-auth\n@include common-session\nsession optional pam_motd.so\n");
-        put(f, "login", "session required pam_loginuid.so\n@include common-session\n");
-        put(f, "su", "auth sufficient pam_rootok.so\n@include common-session\n");
-        put(f, "sudo-i", "@include common-session\n");
-        put(f, "sudo", "@include common-session-noninteractive\n");
-        put(f, "cron", "@include common-session-noninteractive\n");
-        put(f, "runuser", "session include system-session-that-is-missing\nsession optional pam_keyinit.so\n");
-        put(f, "common-auth", "auth required pam_unix.so\n");
+        put_files(f->dir,
+                  "common-session-noninteractive", "session required pam_unix.so\n",
+                  "sshd", "@include common-auth\n@include common-session\nsession optional pam_motd.so\n",
+                  "login", "session required pam_loginuid.so\n@include common-session\n",
+                  "su", "auth sufficient pam_rootok.so\n@include common-session\n",
+                  "sudo-i", "@include common-session\n",
+                  "sudo", "@include common-session-noninteractive\n",
+                  "cron", "@include common-session-noninteractive\n",
+                  "runuser", "session include system-session-that-is-missing\nsession optional pam_keyinit.so\n",
+                  "common-auth", "auth required pam_unix.so\n",
+                  NULL);
 
         assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
         assert_non_null(c);
         assert_int_equal(c->n_lines, 1);
-        const AgPamLine *l = find_line(c, "common-session", 5);
-        assert_non_null(l);
+        const AgPamLine *l = line_at(c, "common-session", 5);
         assert_string_equal(l->root, "web");
         assert_true(l->root_given);
         assert_string_equal(l->conf, "/etc/ag/web.conf");
@@ -144,10 +153,12 @@ static void test_several_lines(void **state) {
         AgPamConf *c = NULL;
         size_t idx[8];
 
-        put(f, "sshd", "session optional pam_autogroup.so root=ssh\n");
-        put(f, "login", "session optional pam_autogroup.so\n");
-        put(f, "su", "session optional /usr/lib/x86_64-linux-gnu/security/pam_autogroup.so conf=/etc/su.conf\n");
-        put(f, "other", "session optional pam_autogroup.so root=ssh conf=/etc/su.conf mode=cgroupfs\n");
+        put_files(f->dir,
+                  "sshd", "session optional pam_autogroup.so root=ssh\n",
+                  "login", "session optional pam_autogroup.so\n",
+                  "su", "session optional /usr/lib/x86_64-linux-gnu/security/pam_autogroup.so conf=/etc/su.conf\n",
+                  "other", "session optional pam_autogroup.so root=ssh conf=/etc/su.conf mode=cgroupfs\n",
+                  NULL);
 
         assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
         assert_int_equal(c->n_lines, 4);
@@ -161,8 +172,7 @@ static void test_several_lines(void **state) {
         assert_true(seen_default && seen_ssh);
         n = ag_pamconf_distinct_confs(c, "/etc/security/autogroup.conf", idx);
         assert_int_equal(n, 2);
-        const AgPamLine *l = find_line(c, "other", 1);
-        assert_non_null(l);
+        const AgPamLine *l = line_at(c, "other", 1);
         assert_string_equal(l->mode, "cgroupfs");
         assert_false(find_line(c, "login", 1)->root_given);
         ag_pamconf_free(c);
@@ -173,17 +183,17 @@ static void test_types(void **state) {
         Fixture *f = *state;
         AgPamConf *c = NULL;
 
-        put(f, "inc-a", "session optional pam_autogroup.so root=a\n");
-        put(f, "inc-b", "session optional pam_autogroup.so root=b\n");
-        put(f, "svc1", "auth include inc-a\naccount substack inc-a\n-session   substack inc-b\n");
-        put(f, "svc2", "SESSION Include inc-a\n");
-        put(f, "svc3", "password include inc-b\nauth optional pam_autogroup.so root=c\n");
+        put_files(f->dir,
+                  "inc-a", "session optional pam_autogroup.so root=a\n",
+                  "inc-b", "session optional pam_autogroup.so root=b\n",
+                  "svc1", "auth include inc-a\naccount substack inc-a\n-session   substack inc-b\n",
+                  "svc2", "SESSION Include inc-a\n",
+                  "svc3", "password include inc-b\nauth optional pam_autogroup.so root=c\n",
+                  NULL);
 
         assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
         assert_int_equal(c->n_lines, 2);
-        const AgPamLine *a = find_line(c, "inc-a", 1), *b = find_line(c, "inc-b", 1);
-        assert_non_null(a);
-        assert_non_null(b);
+        const AgPamLine *a = line_at(c, "inc-a", 1), *b = line_at(c, "inc-b", 1);
         assert_false(has_service(a, "svc1"));
         assert_true(has_service(a, "svc2"));
         assert_true(has_service(b, "svc1"));
@@ -193,33 +203,31 @@ static void test_types(void **state) {
 
 /* an include loop ends with a warning; a chain deeper than the bound too */
 static void test_loop_and_depth(void **state) {
+        char name[32], text[128];
         Fixture *f = *state;
         AgPamConf *c = NULL;
         Warnings w = {};
-        char name[32], text[128];
 
-        put(f, "loop-a", "session include loop-b\nsession optional pam_autogroup.so root=la\n");
-        put(f, "loop-b", "@include loop-a\n");
-        put(f, "self", "@include self\n");
+        put_files(f->dir,
+                  "loop-a", "session include loop-b\nsession optional pam_autogroup.so root=la\n",
+                  "loop-b", "@include loop-a\n",
+                  "self", "@include self\n",
+                  NULL);
         for (int i = 0; i < AG_PAMCONF_MAX_DEPTH + 3; i++) {
                 snprintf(name, sizeof name, "chain%02d", i);
                 snprintf(text, sizeof text, "@include chain%02d\n", i + 1);
-                put(f, name, text);
+                put_file(f->dir, name, text);
         }
         snprintf(name, sizeof name, "chain%02d", AG_PAMCONF_MAX_DEPTH + 3);
-        put(f, name, "session optional pam_autogroup.so root=deep\n");
+        put_file(f->dir, name, "session optional pam_autogroup.so root=deep\n");
 
         assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
-        assert_non_null(strstr(w.text, "makes a loop"));
-        assert_non_null(strstr(w.text, "self:1: include of"));
-        assert_non_null(strstr(w.text, "nested deeper than"));
-        const AgPamLine *l = find_line(c, "loop-a", 2);
-        assert_non_null(l);
+        assert_warned(&w, "makes a loop", "self:1: include of", "nested deeper than", NULL);
+        const AgPamLine *l = line_at(c, "loop-a", 2);
         assert_true(has_service(l, "loop-a"));
         assert_true(has_service(l, "loop-b"));
         /* the deep line is found from the services near it, not from chain00 */
-        l = find_line(c, name, 1);
-        assert_non_null(l);
+        l = line_at(c, name, 1);
         assert_false(has_service(l, "chain00"));
         assert_true(has_service(l, name));
         ag_pamconf_free(c);
@@ -231,7 +239,7 @@ static void test_options(void **state) {
         AgPamConf *c = NULL;
         Warnings w = {};
 
-        put(f, "svc", "# session optional pam_autogroup.so root=commented\n"
+        put_file(f->dir, "svc", "# session optional pam_autogroup.so root=commented\n"
                       "session optional pam_autogroup.so.bak root=not-the-module\n"
                       "session [success=ok default=ignore] pam_autogroup.so root=../etc mode=bogus \\\n"
                       "    delegate=yes acctlog=debug frobnicate noaudit strict\n"
@@ -239,8 +247,7 @@ static void test_options(void **state) {
                       " # a comment root=x\n");
         assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
         assert_int_equal(c->n_lines, 2);
-        const AgPamLine *l = find_line(c, "svc", 3);
-        assert_non_null(l);
+        const AgPamLine *l = line_at(c, "svc", 3);
         assert_string_equal(l->root, AG_ROOT_DEFAULT);
         assert_false(l->root_given);
         assert_null(l->mode);
@@ -249,17 +256,14 @@ static void test_options(void **state) {
         assert_true(l->noaudit);
         assert_true(l->strict);
         assert_int_equal(l->n_problems, 3);
-        assert_non_null(strstr(w.text, "svc:3: invalid root name '../etc'"));
-        assert_non_null(strstr(w.text, "svc:3: invalid mode 'bogus'"));
-        assert_non_null(strstr(w.text, "svc:3: unknown option 'frobnicate'"));
-        l = find_line(c, "svc", 5);
-        assert_non_null(l);
+        assert_warned(&w, "svc:3: invalid root name '../etc'", "svc:3: invalid mode 'bogus'",
+                      "svc:3: unknown option 'frobnicate'", NULL);
+        l = line_at(c, "svc", 5);
         assert_string_equal(l->conf, "/etc/with space.conf");
         assert_null(l->delegate);
         assert_null(l->acctlog);
         assert_string_equal(l->root, AG_ROOT_DEFAULT);
-        assert_non_null(strstr(w.text, "svc:5: invalid delegate 'maybe'"));
-        assert_non_null(strstr(w.text, "svc:5: invalid acctlog 'loud'"));
+        assert_warned(&w, "svc:5: invalid delegate 'maybe'", "svc:5: invalid acctlog 'loud'", NULL);
         assert_null(strstr(w.text, "root=x"));
         ag_pamconf_free(c);
 }
@@ -272,16 +276,18 @@ static void test_files(void **state) {
         Warnings w = {};
         char path[256], text[300];
 
-        put(f, "sshd.dpkg-old", "session optional pam_autogroup.so root=old\n");
-        put(f, ".hidden", "session optional pam_autogroup.so root=hidden\n");
-        put(f, "sshd~", "session optional pam_autogroup.so root=backup\n");
+        put_files(f->dir,
+                  "sshd.dpkg-old", "session optional pam_autogroup.so root=old\n",
+                  ".hidden", "session optional pam_autogroup.so root=hidden\n",
+                  "sshd~", "session optional pam_autogroup.so root=backup\n",
+                  NULL);
         snprintf(path, sizeof path, "%s/fifo", f->dir);
         assert_int_equal(mkfifo(path, 0600), 0);
         snprintf(path, sizeof path, "%s/subdir", f->dir);
         assert_int_equal(mkdir(path, 0700), 0);
-        put(f, "subdir/x", "session optional pam_autogroup.so root=subdir\n");
+        put_file(f->dir, "subdir/x", "session optional pam_autogroup.so root=subdir\n");
         snprintf(text, sizeof text, "session include %s/subdir/x\nsession include fifo\n", f->dir);
-        put(f, "abs", text);
+        put_file(f->dir, "abs", text);
 
         assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
         assert_int_equal(c->n_lines, 1);
@@ -305,7 +311,7 @@ static void test_empty(void **state) {
         AgPamConf *c = NULL;
         size_t idx[1];
 
-        put(f, "other", "auth required pam_deny.so\nsession required pam_deny.so\n");
+        put_file(f->dir, "other", "auth required pam_deny.so\nsession required pam_deny.so\n");
         assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
         assert_int_equal(c->n_lines, 0);
         assert_int_equal(ag_pamconf_distinct_roots(c, idx), 0);
@@ -327,7 +333,7 @@ static void test_read_all_terminated(void **state) {
 
                 memset(data, 'a', sizes[k]);
                 data[sizes[k]] = 0;
-                put(f, "blob", data);
+                put_file(f->dir, "blob", data);
                 snprintf(path, sizeof path, "%s/blob", f->dir);
                 fd = open(path, O_RDONLY | O_CLOEXEC);
                 assert_true(fd >= 0);
@@ -363,15 +369,15 @@ static void test_depth_and_budget(void **state) {
         for (int i = 0; i < 16; i++) {
                 snprintf(name, sizeof name, "deep%02d", i);
                 snprintf(text, sizeof text, "session include deep%02d\n", i + 1);
-                put(f, name, i == 15 ? "session optional pam_autogroup.so root=sixteen\n"
+                put_file(f->dir, name, i == 15 ? "session optional pam_autogroup.so root=sixteen\n"
                                      "session include deep16\n" : text);
         }
-        put(f, "deep16", "session optional pam_autogroup.so root=seventeen\n");
+        put_file(f->dir, "deep16", "session optional pam_autogroup.so root=seventeen\n");
         /* 40 services x 31 files = 1,240 opens, more than one budget */
-        put(f, "zz-common", "");
+        put_file(f->dir, "zz-common", "");
         for (int i = 0; i < 30; i++) {
                 snprintf(name, sizeof name, "zz-part%02d", i);
-                put(f, name, i == 29 ? "session optional pam_autogroup.so root=parts\n" : "session required pam_permit.so\n");
+                put_file(f->dir, name, i == 29 ? "session optional pam_autogroup.so root=parts\n" : "session required pam_permit.so\n");
         }
         {
                 char common[2048] = "";
@@ -379,24 +385,21 @@ static void test_depth_and_budget(void **state) {
                         snprintf(text, sizeof text, "@include zz-part%02d\n", i);
                         strcat(common, text);
                 }
-                put(f, "zz-common", common);
+                put_file(f->dir, "zz-common", common);
         }
         for (int i = 0; i < 40; i++) {
                 snprintf(name, sizeof name, "zz-svc%02d", i);
-                put(f, name, "@include zz-common\n");
+                put_file(f->dir, name, "@include zz-common\n");
         }
 
         assert_int_equal(ag_pamconf_scan(f->dir, collect, &w, &c), 0);
-        l = find_line(c, "deep15", 1);
-        assert_non_null(l);
+        l = line_at(c, "deep15", 1);
         assert_true(has_service(l, "deep00"));
-        l = find_line(c, "deep16", 1);
-        assert_non_null(l);
+        l = line_at(c, "deep16", 1);
         assert_false(has_service(l, "deep00"));
         assert_true(has_service(l, "deep01"));
         assert_non_null(strstr(w.text, "deep15:2: include of"));
-        l = find_line(c, "zz-part29", 1);
-        assert_non_null(l);
+        l = line_at(c, "zz-part29", 1);
         for (int i = 0; i < 40; i++) {
                 snprintf(name, sizeof name, "zz-svc%02d", i);
                 if (!has_service(l, name))
@@ -415,11 +418,13 @@ static void test_every_line_listed(void **state) {
         char *d = NULL, *o = NULL;
         const AgPamLine *l;
 
-        put(f, "common-session", "session required pam_unix.so\nsession optional pam_autogroup.so root=web\n");
-        put(f, "common-session-noninteractive", "session optional pam_autogroup.so root=web\n");
-        put(f, "runuser", "session include common-session-noninteractive\n");
-        put(f, "login", "@include common-session\n");
-        put(f, "sshd", "@include common-session\n"
+        put_files(f->dir,
+                  "common-session", "session required pam_unix.so\nsession optional pam_autogroup.so root=web\n",
+                  "common-session-noninteractive", "session optional pam_autogroup.so root=web\n",
+                  "runuser", "session include common-session-noninteractive\n",
+                  "login", "@include common-session\n",
+                  NULL);
+        put_file(f->dir, "sshd", "@include common-session\n"
                        "session optional pam_autogroup.so root=web conf=/etc/ssh.conf debug strict delegate=yes\n");
         assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
         assert_int_equal(c->n_lines, 3);
@@ -473,16 +478,18 @@ static void test_order_before_systemd(void **state) {
         Warnings w = {};
         char expect[512];
 
-        put(f, "common-session", "session [default=1] pam_permit.so\n"
+        put_file(f->dir, "common-session", "session [default=1] pam_permit.so\n"
                                  "session requisite pam_deny.so\n"
                                  "session required pam_permit.so\n"
                                  "session optional pam_autogroup.so\n"
                                  "session required pam_unix.so\n"
                                  "-session optional /lib/security/pam_systemd.so\n");
-        put(f, "sshd", "@include common-session\n");
-        put(f, "login", "session include common-session\n");
-        put(f, "su", "session substack common-session\n");
-        put(f, "cron", "session required pam_unix.so\n");
+        put_files(f->dir,
+                  "sshd", "@include common-session\n",
+                  "login", "session include common-session\n",
+                  "su", "session substack common-session\n",
+                  "cron", "session required pam_unix.so\n",
+                  NULL);
         assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
         assert_int_equal(c->n_systemd_lines, 1);
         assert_int_equal(c->n_stacks, 4);       /* cron reaches no module line */
@@ -502,7 +509,7 @@ static void test_order_before_systemd(void **state) {
         ag_pamconf_free(c);
 
         /* the module after pam_systemd: nothing on any host */
-        put(f, "common-session", "session required pam_unix.so\n"
+        put_file(f->dir, "common-session", "session required pam_unix.so\n"
                                  "-session optional pam_systemd.so\n"
                                  "session optional pam_autogroup.so\n");
         assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
@@ -512,13 +519,12 @@ static void test_order_before_systemd(void **state) {
 
         /* mode=systemd before pam_systemd: not the cgroupfs mode, not this warning;
          * mode=cgroupfs is */
-        put(f, "common-session", "session optional pam_autogroup.so mode=systemd\n"
+        put_file(f->dir, "common-session", "session optional pam_autogroup.so mode=systemd\n"
                                  "session optional pam_systemd.so\n");
-        put(f, "sshd", "session optional pam_autogroup.so mode=cgroupfs\n@include common-session\n");
+        put_file(f->dir, "sshd", "session optional pam_autogroup.so mode=cgroupfs\n@include common-session\n");
         assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
         assert_int_equal(stack_warnings(c, &HOST_V1_SYSTEMD, &w), 1);
-        assert_non_null(strstr(w.text, "sshd:1: comes before pam_systemd.so at "));
-        assert_non_null(strstr(w.text, "/common-session:2 in the stack of sshd:"));
+        assert_warned(&w, "sshd:1: comes before pam_systemd.so at ", "/common-session:2 in the stack of sshd:", NULL);
         ag_pamconf_free(c);
 }
 
@@ -529,11 +535,13 @@ static void test_two_roots(void **state) {
         Warnings w = {};
         char expect[1024];
 
-        put(f, "common-session", "session optional pam_autogroup.so\n");
-        put(f, "sshd", "@include common-session\nsession optional pam_autogroup.so root=web\n");
-        put(f, "login", "@include common-session\nsession optional pam_autogroup.so root=autogroup debug\n");
-        put(f, "su", "session optional pam_autogroup.so root=web\nsession substack su-more\n");
-        put(f, "su-more", "session optional pam_autogroup.so root=other\n");
+        put_files(f->dir,
+                  "common-session", "session optional pam_autogroup.so\n",
+                  "sshd", "@include common-session\nsession optional pam_autogroup.so root=web\n",
+                  "login", "@include common-session\nsession optional pam_autogroup.so root=autogroup debug\n",
+                  "su", "session optional pam_autogroup.so root=web\nsession substack su-more\n",
+                  "su-more", "session optional pam_autogroup.so root=other\n",
+                  NULL);
         assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
         /* sshd: autogroup, then web; login: the same root twice, nothing to say;
          * su: web, then other (through a substack); su-more alone: one line */
@@ -556,11 +564,11 @@ static void test_stack_warning_once(void **state) {
         Warnings w = {};
         char name[32];
 
-        put(f, "common-session", "session optional pam_autogroup.so\nsession optional pam_systemd.so\n");
+        put_file(f->dir, "common-session", "session optional pam_autogroup.so\nsession optional pam_systemd.so\n");
         for (int i = 0; i < 9; i++) {
                 snprintf(name, sizeof name, "svc%d", i);
                 /* included twice: still one service */
-                put(f, name, "@include common-session\n@include common-session\n");
+                put_file(f->dir, name, "@include common-session\n@include common-session\n");
         }
         assert_int_equal(ag_pamconf_scan(f->dir, NULL, NULL, &c), 0);
         assert_int_equal(stack_warnings(c, &HOST_V1_SYSTEMD, &w), 1);

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "policy.h"
+#include "unit-util.h"
 
 /* ---- a fake NSS ---- */
 
@@ -92,6 +93,30 @@ static AgPolicy resolve(const AgConfig *c, const char *user, uid_t uid, FakeGrou
         return p;
 }
 
+/* p's four items, and the line of the rule each came from (0: the default) */
+static void assert_policy(const AgPolicy *p, unsigned weight, long max_pct, bool sessions, bool idle,
+                          const unsigned lines[4]) {
+        static const AgItem items[4] = { AG_ITEM_WEIGHT, AG_ITEM_MAX, AG_ITEM_SESSIONS, AG_ITEM_IDLE };
+
+        assert_int_equal(p->weight, weight);
+        assert_int_equal(p->max_pct, max_pct);
+        assert_int_equal(p->sessions, sessions);
+        assert_int_equal(p->idle, idle);
+        for (size_t i = 0; i < 4; i++)
+                assert_source(p, items[i], lines[i]);
+}
+
+/* No rule of c applies to these users (uid 1000, in no group), and no group is asked about. */
+static void assert_nothing_applies(const AgConfig *c, const char *const *users) {
+        FakeGroups f = {};
+
+        for (; *users; users++) {
+                AgPolicy p = resolve(c, *users, 1000, &f);
+                assert_defaults(&p);
+        }
+        assert_int_equal(f.n_calls, 0);
+}
+
 /* ---- tests ---- */
 
 static void test_init(void **state) {
@@ -104,15 +129,11 @@ static void test_init(void **state) {
 }
 
 static void test_empty(void **state) {
-        FakeGroups f = {};
+        static const char *const alice[] = { "alice", NULL };
         AgConfig *c = parse("# nothing\n\n");
-        AgPolicy p;
 
-        p = resolve(c, "alice", 1000, &f);
-        assert_defaults(&p);
-        p = resolve(NULL, "alice", 1000, &f);
-        assert_defaults(&p);
-        assert_int_equal(f.n_calls, 0);
+        assert_nothing_applies(c, alice);
+        assert_nothing_applies(NULL, alice);
         ag_config_free(c);
 }
 
@@ -175,49 +196,35 @@ static void test_class_precedence(void **state) {
 
 static void test_later_wins_within_class(void **state) {
         static const char *const both[] = { "staff", "dev", NULL };
+        static const struct {
+                const char *text;
+                AgItem item;                    /* AG_ITEM_WEIGHT or AG_ITEM_MAX */
+                long value;
+                unsigned line;                  /* of the rule that decided */
+        } cases[] = {
+                { "* weight 10\n* weight 11\n", AG_ITEM_WEIGHT, 11, 2 },
+                { "alice weight 1\n* weight 50\nalice weight 2\n", AG_ITEM_WEIGHT, 2, 3 },
+                { "@staff weight 30\n@dev weight 31\n", AG_ITEM_WEIGHT, 31, 2 },
+                { "@dev weight 31\n@staff weight 30\n", AG_ITEM_WEIGHT, 30, 2 },
+                /* a later rule that does not match changes nothing */
+                { "@staff weight 30\n@other weight 31\nbob weight 32\n2000: weight 33\n", AG_ITEM_WEIGHT, 30, 1 },
+                /* ranges: the later wins, not the narrower */
+                { "1000:1000 weight 20\n0: weight 21\n", AG_ITEM_WEIGHT, 21, 2 },
+                { "0: weight 21\n1000:1000 weight 20\n", AG_ITEM_WEIGHT, 20, 2 },
+                /* max: a later "none" lifts an earlier cap */
+                { "* max 50%\n* max none\n", AG_ITEM_MAX, AG_MAX_NONE, 2 },
+        };
         FakeGroups f = { .member_of = both };
         AgConfig *c;
         AgPolicy p;
 
-        c = parse("* weight 10\n* weight 11\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 11);
-        assert_source(&p, AG_ITEM_WEIGHT, 2);
-        ag_config_free(c);
-
-        c = parse("alice weight 1\n* weight 50\nalice weight 2\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 2);
-        assert_source(&p, AG_ITEM_WEIGHT, 3);
-        ag_config_free(c);
-
-        c = parse("@staff weight 30\n@dev weight 31\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 31);
-        ag_config_free(c);
-
-        c = parse("@dev weight 31\n@staff weight 30\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 30);
-        ag_config_free(c);
-
-        /* a later rule that does not match changes nothing */
-        c = parse("@staff weight 30\n@other weight 31\nbob weight 32\n2000: weight 33\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 30);
-        assert_source(&p, AG_ITEM_WEIGHT, 1);
-        ag_config_free(c);
-
-        /* ranges: the later wins, not the narrower */
-        c = parse("1000:1000 weight 20\n0: weight 21\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 21);
-        assert_source(&p, AG_ITEM_WEIGHT, 2);
-        ag_config_free(c);
-        c = parse("0: weight 21\n1000:1000 weight 20\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 20);
-        ag_config_free(c);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                c = parse(cases[i].text);
+                p = resolve(c, "alice", 1000, &f);
+                assert_int_equal(cases[i].item == AG_ITEM_MAX ? p.max_pct : (long) p.weight, cases[i].value);
+                assert_source(&p, cases[i].item, cases[i].line);
+                ag_config_free(c);
+        }
 
         /* booleans both ways */
         c = parse("* sessions no\n* sessions yes\n* idle yes\n* idle no\n");
@@ -227,16 +234,10 @@ static void test_later_wins_within_class(void **state) {
         assert_source(&p, AG_ITEM_SESSIONS, 2);
         assert_source(&p, AG_ITEM_IDLE, 4);
         ag_config_free(c);
-
-        /* max: a later "none" lifts an earlier cap */
-        c = parse("* max 50%\n* max none\n");
-        p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.max_pct, AG_MAX_NONE);
-        assert_source(&p, AG_ITEM_MAX, 2);
-        ag_config_free(c);
 }
 
 static void test_items_independent(void **state) {
+        static const char *const staff[] = { "staff", NULL };
         static const char text[] =
                 "alice weight 400\n"            /* 1 */
                 "@staff max 200%\n"             /* 2 */
@@ -246,44 +247,24 @@ static void test_items_independent(void **state) {
                 "@staff weight 2\n"             /* 6 */
                 "1000: max 300%\n"              /* 7 */
                 "* sessions yes\n";             /* 8 */
-        static const char *const staff[] = { "staff", NULL };
         FakeGroups f = { .member_of = staff };
         AgConfig *c = parse(text);
         AgPolicy p;
 
         p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 400);
-        assert_int_equal(p.max_pct, 200);
-        assert_false(p.sessions);
-        assert_true(p.idle);
-        assert_source(&p, AG_ITEM_WEIGHT, 1);
-        assert_source(&p, AG_ITEM_MAX, 2);
-        assert_source(&p, AG_ITEM_SESSIONS, 3);
-        assert_source(&p, AG_ITEM_IDLE, 4);
+        assert_policy(&p, 400, 200, false, true, (const unsigned[]) { 1, 2, 3, 4 });
         assert_int_equal(calls_for(&f, "staff"), 1);
 
         /* bob: staff, no user rule, below the range */
         f = (FakeGroups) { .member_of = staff };
         p = resolve(c, "bob", 999, &f);
-        assert_int_equal(p.weight, 2);
-        assert_int_equal(p.max_pct, 200);
-        assert_true(p.sessions);
-        assert_true(p.idle);
-        assert_source(&p, AG_ITEM_WEIGHT, 6);
-        assert_source(&p, AG_ITEM_MAX, 2);
-        assert_source(&p, AG_ITEM_SESSIONS, 8);
-        assert_source(&p, AG_ITEM_IDLE, 4);
+        assert_policy(&p, 2, 200, true, true, (const unsigned[]) { 6, 2, 8, 4 });
         assert_int_equal(calls_for(&f, "staff"), 1);
 
         /* carol: no group, in the range */
         f = (FakeGroups) {};
         p = resolve(c, "carol", 5000, &f);
-        assert_int_equal(p.weight, 1);
-        assert_int_equal(p.max_pct, 300);
-        assert_false(p.sessions);
-        assert_true(p.idle);
-        assert_source(&p, AG_ITEM_WEIGHT, 5);
-        assert_source(&p, AG_ITEM_MAX, 7);
+        assert_policy(&p, 1, 300, false, true, (const unsigned[]) { 5, 7, 3, 4 });
         ag_config_free(c);
 }
 
@@ -360,6 +341,7 @@ static void test_user_exact(void **state) {
 }
 
 static void test_group_calls(void **state) {
+        static const char *const ab[] = { "a", "b", NULL };
         static const char text[] =
                 "@a weight 1\n"                 /* 1 */
                 "@b weight 2\n"                 /* 2 */
@@ -368,21 +350,13 @@ static void test_group_calls(void **state) {
                 "alice weight 9\n"              /* 5 */
                 "@a sessions no\n"              /* 6 */
                 "@d weight 3\n";                /* 7 */
-        static const char *const ab[] = { "a", "b", NULL };
         AgConfig *c = parse(text);
         FakeGroups f = { .member_of = ab };
         AgPolicy p;
 
         /* alice: weight comes from her user rule, so b and d are never asked */
         p = resolve(c, "alice", 1000, &f);
-        assert_int_equal(p.weight, 9);
-        assert_int_equal(p.max_pct, 50);
-        assert_false(p.sessions);
-        assert_false(p.idle);
-        assert_source(&p, AG_ITEM_WEIGHT, 5);
-        assert_source(&p, AG_ITEM_MAX, 3);
-        assert_source(&p, AG_ITEM_SESSIONS, 6);
-        assert_source(&p, AG_ITEM_IDLE, 0);
+        assert_policy(&p, 9, 50, false, false, (const unsigned[]) { 5, 3, 6, 0 });
         assert_int_equal(calls_for(&f, "a"), 1);
         assert_int_equal(calls_for(&f, "c"), 1);
         assert_int_equal(calls_for(&f, "b"), 0);
@@ -563,6 +537,9 @@ static void test_root_exempt_from_wildcard_and_group(void **state) {
 
 /* The brief's example, end to end. */
 static void test_brief_example(void **state) {
+        static const char *const students[] = { "students", NULL };
+        static const char *const batch[] = { "batch", NULL };
+        static const char *const both[] = { "students", "batch", NULL };
         static const char text[] =
                 "# domain        item        value\n"
                 "*               weight      100\n"
@@ -572,9 +549,6 @@ static void test_brief_example(void **state) {
                 "alice           weight      400\n"
                 "root            sessions    no           # root's logins are not grouped\n"
                 "@batch          idle        yes          # cpu.idle: run only when nobody else wants the CPU\n";
-        static const char *const students[] = { "students", NULL };
-        static const char *const batch[] = { "batch", NULL };
-        static const char *const both[] = { "students", "batch", NULL };
         AgConfig *c = parse(text);
         FakeGroups f = { .member_of = students };
         AgPolicy p;
@@ -615,57 +589,6 @@ static void test_brief_example(void **state) {
 }
 
 /* Drop-ins come after the main file, in lexical order; class still beats order. */
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-        (void) remove(path);
-        return 0;
-}
-
-static void put(const char *dir, const char *name, const char *content) {
-        char *p;
-        FILE *fp;
-
-        assert_true(asprintf(&p, "%s/%s", dir, name) >= 0);
-        fp = fopen(p, "we");
-        assert_non_null(fp);
-        assert_true(fputs(content, fp) >= 0);
-        assert_int_equal(fclose(fp), 0);
-        free(p);
-}
-
-typedef struct TmpDir {
-        char path[64];
-        char *conf, *dropins;
-} TmpDir;
-
-static int tmpdir_setup(void **state) {
-        TmpDir *t = calloc(1, sizeof(TmpDir));
-
-        if (!t)
-                return -1;
-        *state = t;
-        snprintf(t->path, sizeof(t->path), "/tmp/ag-test-policy-XXXXXX");
-        if (!mkdtemp(t->path))
-                return -1;
-        if (asprintf(&t->conf, "%s/autogroup.conf", t->path) < 0 ||
-            asprintf(&t->dropins, "%s/autogroup.d", t->path) < 0)
-                return -1;
-        return 0;
-}
-
-/* Runs even when the test failed. */
-static int tmpdir_teardown(void **state) {
-        TmpDir *t = *state;
-
-        if (!t)
-                return 0;
-        if (t->path[0])
-                (void) nftw(t->path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-        free(t->conf);
-        free(t->dropins);
-        free(t);
-        return 0;
-}
-
 static void test_dropins_after_main(void **state) {
         TmpDir *t = *state;
         const char *dir = t->path, *conf = t->conf, *dropins = t->dropins;
@@ -675,10 +598,12 @@ static void test_dropins_after_main(void **state) {
 
         assert_int_equal(mkdir(dropins, 0755), 0);
 
-        put(dir, "autogroup.conf", "* weight 10\nalice max 50%\n* idle no\n");
-        put(dropins, "b.conf", "* weight 30\nalice idle no\n");
-        put(dropins, "a.conf", "* weight 20\n* max 300%\nalice idle yes\n");
-        put(dropins, "10-early.conf", "* weight 5\n* idle yes\n");
+        put_file(dir, "autogroup.conf", "* weight 10\nalice max 50%\n* idle no\n");
+        put_files(dropins,
+                  "b.conf", "* weight 30\nalice idle no\n",
+                  "a.conf", "* weight 20\n* max 300%\nalice idle yes\n",
+                  "10-early.conf", "* weight 5\n* idle yes\n",
+                  NULL);
 
         assert_int_equal(ag_config_load(conf, AG_CONFIG_TRUST_ANY_OWNER, NULL, NULL, &c), 0);
         p = resolve(c, "alice", 1000, &f);
@@ -759,18 +684,14 @@ static void test_policy_to_values(void **state) {
                 p.weight = cases[i].weight;
                 p.max_pct = cases[i].max_pct;
                 p.idle = cases[i].idle;
-                memset(&v, 0x77, sizeof(v));
-                ag_policy_to_values(&p, 2, &v);
-                assert_int_equal(v.weight, cases[i].v2);
-                assert_int_equal(v.quota_us, cases[i].quota);
-                assert_int_equal(v.period_us, 100000);
-                assert_int_equal(v.idle, cases[i].idle);
-                memset(&v, 0x77, sizeof(v));
-                ag_policy_to_values(&p, 1, &v);
-                assert_int_equal(v.weight, cases[i].v1);
-                assert_int_equal(v.quota_us, cases[i].quota);
-                assert_int_equal(v.period_us, 100000);
-                assert_int_equal(v.idle, cases[i].idle);
+                for (int version = 2; version >= 1; version--) {
+                        memset(&v, 0x77, sizeof(v));
+                        ag_policy_to_values(&p, version, &v);
+                        assert_int_equal(v.weight, version == 2 ? cases[i].v2 : cases[i].v1);
+                        assert_int_equal(v.quota_us, cases[i].quota);
+                        assert_int_equal(v.period_us, 100000);
+                        assert_int_equal(v.idle, cases[i].idle);
+                }
         }
 }
 
@@ -858,14 +779,8 @@ static void test_pool_domain_not_a_user(void **state) {
         AgConfig *c = parse("pool:physics weight 300\n"
                             "pool:physics max 50%\n"
                             "pool:physics idle yes\n");
-        FakeGroups f = {};
-        AgPolicy p;
 
-        p = resolve(c, "physics", 1000, &f);
-        assert_defaults(&p);
-        p = resolve(c, "pool:physics", 1000, &f);
-        assert_defaults(&p);
-        assert_int_equal(f.n_calls, 0);
+        assert_nothing_applies(c, (const char *const[]) { "physics", "pool:physics", NULL });
         ag_config_free(c);
 }
 
@@ -1065,7 +980,7 @@ int main(void) {
                 cmocka_unit_test(test_nss_group_missing_vs_down),
                 cmocka_unit_test(test_root_exempt_from_wildcard_and_group),
                 cmocka_unit_test(test_brief_example),
-                cmocka_unit_test_setup_teardown(test_dropins_after_main, tmpdir_setup, tmpdir_teardown),
+                tmpdir_test(test_dropins_after_main),
                 cmocka_unit_test(test_weight_to_shares),
                 cmocka_unit_test(test_policy_to_values),
                 cmocka_unit_test(test_format_cpu_max),

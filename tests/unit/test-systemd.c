@@ -8,6 +8,10 @@
  * ag_run_systemd_place() against a manager that never answers and a fake
  * one (sd-bus in server mode on the private socket) that records what
  * StartTransientUnit carried. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -30,6 +34,7 @@
 #include "run-systemd.h"
 #include "status.h"
 #include "systemd.h"
+#include "unit-util.h"
 
 #ifdef AG_HAVE_SDBUS
 #include <systemd/sd-bus.h>
@@ -237,21 +242,21 @@ typedef struct Dirs {
         char bus[128];     /* top/bus */
 } Dirs;
 
-static int dirs_setup(void **state) {
-        Dirs *d = calloc(1, sizeof *d);
-
-        if (!d)
-                return -1;
-        strcpy(d->top, "/tmp/ag-unit-sd.XXXXXX");
-        if (!mkdtemp(d->top))
-                return -1;
+/* the paths below d->top */
+static void dirs_name(Dirs *d) {
         snprintf(d->sd, sizeof d->sd, "%s/systemd", d->top);
         snprintf(d->priv, sizeof d->priv, "%s/private", d->sd);
         snprintf(d->bus, sizeof d->bus, "%s/bus", d->top);
-        if (mkdir(d->sd, 0700) < 0)
+}
+
+static int dirs_setup(void **state) {
+        Dirs *d = calloc(1, sizeof *d);
+
+        if (!d || !tmpdir_make(d->top, sizeof d->top, "/tmp/ag-unit-sd.XXXXXX"))
                 return -1;
+        dirs_name(d);
         *state = d;
-        return 0;
+        return mkdir(d->sd, 0700);
 }
 
 static int dirs_teardown(void **state) {
@@ -265,6 +270,9 @@ static int dirs_teardown(void **state) {
         free(d);
         return 0;
 }
+
+/* a test run with fresh Dirs in *state */
+#define dirs_test(f) cmocka_unit_test_setup_teardown(f, dirs_setup, dirs_teardown)
 
 /* One call as "autogroup enter" makes it, the user bus at dir/bus. */
 static int start_scope(const Dirs *d, char *why, size_t size) {
@@ -460,20 +468,19 @@ static void test_slice_forget(void **state) {
         snprintf(r1, sizeof r1, "%s/none", top);
         snprintf(p, sizeof p, "%s/ctl", top);
         assert_int_equal(ag_systemd_user_slice_forget(5, r1, &paths), -EBUSY);
-        snprintf(r1, sizeof r1, "%s/cg/user.slice/user-5.slice", top);
-        snprintf(r2, sizeof r2, "%s/cg/user.slice/real-5", top);
-        assert_int_equal(rename(r1, r2), 0);
-        assert_int_equal(symlink("real-5", r1), 0);
-        assert_int_equal(ag_systemd_user_slice_forget(5, q, &paths), -EBUSY);
-        assert_int_equal(unlink(r1), 0);
-        assert_int_equal(rename(r2, r1), 0);
-        snprintf(r1, sizeof r1, "%s/cg/user.slice", top);
-        snprintf(r2, sizeof r2, "%s/cg/real.slice", top);
-        assert_int_equal(rename(r1, r2), 0);
-        assert_int_equal(symlink("real.slice", r1), 0);
-        assert_int_equal(ag_systemd_user_slice_forget(5, q, &paths), -EBUSY);
-        assert_int_equal(unlink(r1), 0);
-        assert_int_equal(rename(r2, r1), 0);
+        static const char *const moved[][2] = {         /* the directory, the name it is moved to */
+                { "user.slice/user-5.slice", "real-5" },
+                { "user.slice", "real.slice" },
+        };
+        for (size_t i = 0; i < sizeof moved / sizeof moved[0]; i++) {
+                snprintf(r1, sizeof r1, "%s/cg/%s", top, moved[i][0]);
+                snprintf(r2, sizeof r2, "%.*s%s", (int) (strrchr(r1, '/') + 1 - r1), r1, moved[i][1]);
+                assert_int_equal(rename(r1, r2), 0);
+                assert_int_equal(symlink(moved[i][1], r1), 0);
+                assert_int_equal(ag_systemd_user_slice_forget(5, q, &paths), -EBUSY);
+                assert_int_equal(unlink(r1), 0);
+                assert_int_equal(rename(r2, r1), 0);
+        }
         snprintf(p, sizeof p, "%s/ctl/user-5.slice.d/50-CPUWeight.conf", top);
         assert_int_equal(stat(p, &st), 0);
         snprintf(p, sizeof p, "%s/ctl", top);
@@ -876,6 +883,18 @@ static const char *place_with_fake(const Dirs *d, uint64_t weight, unsigned call
         return logged;
 }
 
+/* The line the fake manager logs for a request of this process's scope
+ * autogroup-run-<pid><suffix>.scope with CPUWeight=weight; the length. */
+static size_t request_line(char *buf, size_t size, const char *suffix, unsigned weight) {
+        intmax_t self = (intmax_t) getpid();
+        int n = snprintf(buf, size,
+                         "unit=autogroup-run-%jd%s.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
+                         "CPUWeight=%u CollectMode=inactive-or-failed\n", self, suffix, self, weight);
+
+        assert_true(n > 0 && (size_t) n < size);
+        return (size_t) n;
+}
+
 /* The request: the scope autogroup-run-<pid>.scope in app.slice with
  * PIDs=[pid], the class's CPUWeight= (0 for idle) and CollectMode;
  * the manager accepts, the process never arrives (nobody moves it here):
@@ -885,23 +904,18 @@ static void test_run_place_request(void **state) {
         char why[300] = "", want[512];
         const bool no[1] = { false };
         const char *logged;
-        pid_t self = getpid();
         int r;
 
         logged = place_with_fake(d, 1000, 1, no, &r, why, sizeof why);
         print_message("# run, a manager that accepts: %d (%s)\n#   %s", r, why, logged);
-        snprintf(want, sizeof want,
-                 "unit=autogroup-run-%jd.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
-                 "CPUWeight=1000 CollectMode=inactive-or-failed\n", (intmax_t) self, (intmax_t) self);
+        request_line(want, sizeof want, "", 1000);
         assert_string_equal(logged, want);
         assert_int_equal(r, -EINPROGRESS);
         assert_non_null(strstr(why, "started, but the process is not in it yet"));
 
         /* --idle: CPUWeight=idle is 0 on the bus */
         logged = place_with_fake(d, AG_SYSTEMD_CPU_WEIGHT_IDLE, 1, no, &r, why, sizeof why);
-        snprintf(want, sizeof want,
-                 "unit=autogroup-run-%jd.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
-                 "CPUWeight=0 CollectMode=inactive-or-failed\n", (intmax_t) self, (intmax_t) self);
+        request_line(want, sizeof want, "", 0);
         assert_string_equal(logged, want);
         assert_int_equal(r, -EINPROGRESS);
 }
@@ -913,17 +927,13 @@ static void test_run_place_name_taken(void **state) {
         char why[300] = "", want[512];
         const bool exists[2] = { true, false };
         const char *logged;
-        pid_t self = getpid();
+        size_t n;
         int r;
 
         logged = place_with_fake(d, 400, 2, exists, &r, why, sizeof why);
         print_message("# run, the first name taken: %d (%s)\n#   %s", r, why, logged);
-        snprintf(want, sizeof want,
-                 "unit=autogroup-run-%jd.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
-                 "CPUWeight=400 CollectMode=inactive-or-failed\n"
-                 "unit=autogroup-run-%jd-1.scope mode=fail Description=unit test Slice=app.slice PIDs=%jd, "
-                 "CPUWeight=400 CollectMode=inactive-or-failed\n",
-                 (intmax_t) self, (intmax_t) self, (intmax_t) self, (intmax_t) self);
+        n = request_line(want, sizeof want, "", 400);
+        request_line(want + n, sizeof want - n, "-1", 400);
         assert_string_equal(logged, want);
         assert_int_equal(r, -EINPROGRESS);
         assert_non_null(strstr(why, "autogroup-run-"));
@@ -1140,17 +1150,14 @@ static pid_t fake_serve(const Fake *f) {
 static int fake_setup(void **state) {
         Fake *f = calloc(1, sizeof *f);
 
-        if (!f)
+        if (!f || !tmpdir_make(f->top, sizeof f->top, "/tmp/ag-unit-fake.XXXXXX"))
                 return -1;
-        strcpy(f->top, "/tmp/ag-unit-fake.XXXXXX");
-        if (!mkdtemp(f->top))
-                return -1;
+        *state = f;
         snprintf(f->sock, sizeof f->sock, "%s/bus", f->top);
         snprintf(f->ctl, sizeof f->ctl, "%s/ctl", f->top);
         snprintf(f->dropd, sizeof f->dropd, "%s/user-5.slice.d", f->ctl);
         snprintf(f->rec, sizeof f->rec, "%s/rec", f->top);
         snprintf(f->log, sizeof f->log, "%s/calls", f->top);
-        *state = f;
         return 0;
 }
 
@@ -1163,6 +1170,9 @@ static int fake_teardown(void **state) {
         free(f);
         return 0;
 }
+
+/* a test run with a fresh Fake in *state */
+#define fake_test(f) cmocka_unit_test_setup_teardown(f, fake_setup, fake_teardown)
 
 /* One apply against a fresh fake; the calls it got are in f->log. */
 static int fake_apply(Fake *f, const AgUnitValues *v, AgSliceState *st, char *why, size_t size) {
@@ -1371,29 +1381,29 @@ int main(void) {
                 cmocka_unit_test(test_terminal_scope_name),
                 cmocka_unit_test(test_session_scope_name),
                 cmocka_unit_test(test_scope_place),
-                cmocka_unit_test_setup_teardown(test_scope_no_socket, dirs_setup, dirs_teardown),
-                cmocka_unit_test_setup_teardown(test_scope_private_never_answers, dirs_setup, dirs_teardown),
-                cmocka_unit_test_setup_teardown(test_scope_user_bus_never_answers, dirs_setup, dirs_teardown),
+                dirs_test(test_scope_no_socket),
+                dirs_test(test_scope_private_never_answers),
+                dirs_test(test_scope_user_bus_never_answers),
                 cmocka_unit_test(test_user_bus_address),
-                cmocka_unit_test_setup_teardown(test_scope_unixexec_refused, dirs_setup, dirs_teardown),
+                dirs_test(test_scope_unixexec_refused),
                 cmocka_unit_test(test_deadline_blocked_alarm),
                 cmocka_unit_test(test_slice_forget),
                 cmocka_unit_test(test_session_scope_path),
                 cmocka_unit_test(test_status_systemd),
                 cmocka_unit_test(test_run_scope_names),
                 cmocka_unit_test(test_run_weight),
-                cmocka_unit_test_setup_teardown(test_run_place_never_answers, dirs_setup, dirs_teardown),
+                dirs_test(test_run_place_never_answers),
 #ifdef AG_HAVE_SDBUS
-                cmocka_unit_test_setup_teardown(test_run_place_request, dirs_setup, dirs_teardown),
-                cmocka_unit_test_setup_teardown(test_run_place_name_taken, dirs_setup, dirs_teardown),
+                dirs_test(test_run_place_request),
+                dirs_test(test_run_place_name_taken),
 #endif
                 cmocka_unit_test(test_slice_gc),
 #ifdef AG_HAVE_SDBUS
-                cmocka_unit_test_setup_teardown(test_slice_idle_refused, fake_setup, fake_teardown),
-                cmocka_unit_test_setup_teardown(test_slice_no_rule, fake_setup, fake_teardown),
-                cmocka_unit_test_setup_teardown(test_slice_precedence, fake_setup, fake_teardown),
-                cmocka_unit_test_setup_teardown(test_slice_no_manager, fake_setup, fake_teardown),
-                cmocka_unit_test_setup_teardown(test_session_weight, fake_setup, fake_teardown),
+                fake_test(test_slice_idle_refused),
+                fake_test(test_slice_no_rule),
+                fake_test(test_slice_precedence),
+                fake_test(test_slice_no_manager),
+                fake_test(test_session_weight),
 #endif
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
