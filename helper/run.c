@@ -411,7 +411,7 @@ static int latency_outcome(const AgRunOptions *o, const char *target, int r, uns
  * class goes on the process (or on every process of a leaf), and a process
  * of the user's own goes into its class's leaf where root made one. */
 static int set_root_leaves(const AgHierarchy *h, const char *root, int sfd, const char *spath,
-                           const AgRunOptions *o, bool by_pid, pid_t pid, const char *target) {
+                           const AgRunOptions *o, bool by_pid, pid_t pid, bool in_lane, const char *target) {
         AgLatencyResult res = AG_LATENCY_APPLIED;
         _cleanup_close_ int lfd = -1;
         char leaf[AG_ROOT_NAME_MAX + 40];
@@ -447,6 +447,16 @@ static int set_root_leaves(const AgHierarchy *h, const char *root, int sfd, cons
                         if (r >= 0 && o->verbose)
                                 fprintf(stderr, "autogroup set: process %jd moved into %s/%s\n", (intmax_t) pid,
                                         spath, leaf);
+                } else if (r >= 0 && in_lane) {
+                        /* out of the lane, into a free leaf of the caller's session */
+                        if (ag_leaf_find_free(sfd, getuid(), leaf, sizeof leaf, &lfd) >= 0) {
+                                r = ag_cg_attach(lfd, pid);
+                                if (r >= 0 && o->verbose)
+                                        fprintf(stderr, "autogroup set: process %jd moved into %s/%s\n",
+                                                (intmax_t) pid, spath, leaf);
+                        } else
+                                fprintf(stderr, "autogroup set: note: no free leaf in %s: process %jd stays in "
+                                                "your latency lane\n", spath, (intmax_t) pid);
                 }
         }
         return latency_outcome(o, target, r, n, res);
@@ -506,6 +516,15 @@ static int set_delegated_latency(int sfd, const char *spath, const char *leaf, c
         return latency_outcome(o, target, r, n, res);
 }
 
+/* Is pid in the caller's latency lane (lib/cgroup/lane.h)? */
+static bool pid_in_own_lane(const AgHierarchy *h, const char *root, pid_t pid) {
+        _cleanup_free_ char *path = NULL;
+        char name[AG_ROOT_NAME_MAX + 32];
+
+        return h->version == 1 && ag_lane_name(root, getuid(), name, sizeof name) >= 0 &&
+               ag_cg_pid_path(h, pid, &path) >= 0 && path[0] == '/' && strcmp(path + 1, name) == 0;
+}
+
 int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const char *target) {
         _cleanup_close_ int sfd = -1, lfd = -1;
         _cleanup_free_ char *spath = NULL, *rest = NULL;
@@ -519,7 +538,9 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
                 fprintf(stderr, "autogroup set: '%s' is neither a PID nor a leaf name of your session\n", target);
                 return 2;
         }
-        r = open_session(h, root, by_pid ? pid : getpid(), &sfd, &spath, &rest, &delegated, &what);
+        /* a process of the caller's in the caller's latency lane: set in the caller's session */
+        bool in_lane = by_pid && pid_in_own_lane(h, root, pid);
+        r = open_session(h, root, by_pid && !in_lane ? pid : getpid(), &sfd, &spath, &rest, &delegated, &what);
         if (r < 0) {
                 if (by_pid)
                         fprintf(stderr, "autogroup set: process %jd is %s\n", (intmax_t) pid,
@@ -531,7 +552,7 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
         }
         leaf = by_pid ? rest : target;
         if (!delegated)
-                return set_root_leaves(h, root, sfd, spath, o, by_pid, pid, target);
+                return set_root_leaves(h, root, sfd, spath, o, by_pid, pid, in_lane, target);
 
         /* The table's weight for --latency (interactive 1, 2) where the
          * process sits in a leaf that is not the user's (login/, or the
