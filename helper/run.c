@@ -198,21 +198,24 @@ static int make_own_leaf(const AgHierarchy *h, int sfd, const char *spath, const
         return 0;
 }
 
-/* At interactive 2, for the classes interactive and audio: the user's
- * latency lane beside the tree (lib/cgroup/lane.h), where root made one.
- * 1 with *ret_lfd and the lane's path ("/<root>.lane-<uid>") in ret_path;
- * 0 when there is none (one line on stderr says why: the class leaf then). */
+/* For the classes interactive and audio: the user's latency lane beside
+ * the tree (lib/cgroup/lane.h), where root made one (only at interactive
+ * 2; the level's environment variable is not needed to find it). 1 with
+ * *ret_lfd and the lane's path ("/<root>.lane-<uid>") in ret_path; 0 when
+ * there is none (at interactive 2 one line on stderr says why: the class
+ * leaf then). */
 static int pick_lane(const AgHierarchy *h, const char *root, const char *verb, const AgRunOptions *o,
                      char *ret_path, size_t size, int *ret_lfd) {
         char name[AG_ROOT_NAME_MAX + 32];
         int r;
 
-        if (!o->set_latency || o->interactive < AG_INTERACTIVE_MAX ||
-            (o->latency != AG_LATENCY_INTERACTIVE && o->latency != AG_LATENCY_AUDIO))
+        if (!o->set_latency || (o->latency != AG_LATENCY_INTERACTIVE && o->latency != AG_LATENCY_AUDIO))
                 return 0;
         if (ag_lane_name(root, getuid(), name, sizeof name) < 0 || strlen(name) + 2 > size)
                 return 0;
         r = ag_lane_open(h, root, getuid(), ret_lfd);
+        if (r < 0 && o->interactive < AG_INTERACTIVE_MAX)
+                return 0;
         if (r == -EPROTONOSUPPORT) {
                 fprintf(stderr, "autogroup %s: note: interactive 2 on cgroup v2: no latency lane beside the tree "
                                 "(a move there needs the hierarchy root's cgroup.procs, root's): the class "

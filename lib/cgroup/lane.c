@@ -152,6 +152,14 @@ int ag_lane_sweep(int mfd, int pfd, const char *root, uid_t uid, const AgEvents 
         return remove_lane(mfd, name, events);
 }
 
+int ag_lane_drop(int mfd, const char *root, uid_t uid) {
+        char name[AG_ROOT_NAME_MAX + 32];
+
+        if (uid == 0 || ag_lane_name(root, uid, name, sizeof name) < 0)
+                return 0;
+        return unlinkat(mfd, name, AT_REMOVEDIR) == 0;
+}
+
 /* Has uid a user group in <root> (rfd) or in one of its pools? */
 static bool user_has_group(int rfd, uid_t uid) {
         char ugroup[64];

@@ -66,6 +66,10 @@ int ag_lane_make(const AgHierarchy *h, int mfd, const char *root, uid_t uid, gid
  * processes (AG_WARN_LANE told), or -errno. One rmdir at most. */
 int ag_lane_sweep(int mfd, int pfd, const char *root, uid_t uid, const AgEvents *events);
 
+/* Root: removes the lane of uid below mfd if it is there and empty (one
+ * rmdir, no event): at a login below interactive 2. 1 removed, else 0. */
+int ag_lane_drop(int mfd, const char *root, uid_t uid);
+
 /* Root (gc): removes every lane of root below mfd whose user has no
  * user-<uid> in <root> (rfd, may be -1: none) or in any of its pools, and
  * that holds no process. Looks at no more than AG_GC_MAX_DIRS entries.

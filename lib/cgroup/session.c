@@ -599,7 +599,11 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
 
                 if (lr < 0)
                         ag_events_warn(p->events, AG_WARN_LANE, lr, lane_what);
-        }
+        } else if (r >= 0 && h->version == 1 && h->has_cpu && p->uid != 0)
+                /* below interactive 2 (the level was lowered since): an
+                 * empty lane of the user's goes, one rmdir (the helper uses a
+                 * lane wherever it finds one) */
+                (void) ag_lane_drop(st.d.mfd, root, p->uid);
         if (r >= 0) {
                 r = session_new(p, root, &st, &made, &name, &origin, &acct_origin, ret);
                 if (r < 0)
