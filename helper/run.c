@@ -284,6 +284,12 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
                 fprintf(stderr, "autogroup run: cannot %s: %s\n", what, session_error(r));
                 return 1;
         }
+        if (delegated && o->set_latency && o->interactive >= AG_INTERACTIVE_MAX &&
+            (o->latency == AG_LATENCY_INTERACTIVE || o->latency == AG_LATENCY_AUDIO))
+                /* cgroup v2 only: the same notice as in a session of root's leaves */
+                fprintf(stderr, "autogroup run: note: interactive 2 on cgroup v2: no latency lane beside the tree "
+                                "(a move there needs the hierarchy root's cgroup.procs, root's): a leaf of "
+                                "the session\n");
         r = delegated ? make_own_leaf(h, sfd, spath, o, leaf, sizeof leaf, &lfd)
                       : pick_root_leaf(h, root, sfd, spath, o, leaf, sizeof leaf, &lfd, &lane);
         if (r < 0)
