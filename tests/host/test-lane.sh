@@ -209,4 +209,22 @@ bg b2 "$UB"
 check_eq "B's next login makes the lane again" "$LB 5000" "$(ls -d "$LB" 2>/dev/null) $(cat "$LB/cpu.cfs_quota_us" 2>/dev/null)"
 for n in b2 c d e r; do end $n; done
 check_eq "every session closed: nothing left beside the tree" "" "$(beside)"
+
+echo "# 7. why there is no lane on cgroup v2: the common-ancestor rule (on $UNIFIED, which has no cpu)"
+if [ "$(stat -f -c %T "$UNIFIED" 2>/dev/null)" = cgroup2fs ]; then
+        V2T="$UNIFIED/$ROOT-tree" V2L="$UNIFIED/$ROOT.lane-$IA"
+        AG_CGROOTS="$AG_CGROOTS $V2T $V2L"
+        # root's session as the module makes it on v2: the session's and the leaves'
+        # cgroup.procs the user's; a group beside the tree with the user's cgroup.procs
+        mkdir -p "$V2T/leaf-1" "$V2T/leaf-2" "$V2L"
+        chown "$UA" "$V2T/cgroup.procs" "$V2T/leaf-1/cgroup.procs" "$V2T/leaf-2/cgroup.procs" "$V2L/cgroup.procs"
+        ( echo "$BASHPID" >"$V2T/leaf-1/cgroup.procs" && exec setpriv --reuid="$UA" --regid="$(id -g "$UA")" --init-groups -- sh -c "echo \$\$ > $U/v2.pid; exec sleep 600" ) &
+        track_pid $!; wait_for "$U/v2.pid" '^[0-9]+$'; V2P=$(cat "$U/v2.pid"); track_pid "$V2P"
+        check "v2: A moves its own process between two leaves of the tree" as_user "$UA" "echo $V2P > $V2T/leaf-2/cgroup.procs"
+        check_not "v2: A cannot move it beside the tree, though that cgroup.procs is A's" as_user "$UA" "echo $V2P > $V2L/cgroup.procs"
+        check_eq "  it stays in the tree" "/$ROOT-tree/leaf-2" "$(sed -n 's/^0:://p' "/proc/$V2P/cgroup")"
+        kill "$V2P" 2>/dev/null
+else
+        skip "no cgroup2 at $UNIFIED"
+fi
 finish
