@@ -52,7 +52,11 @@ int ag_lane_parse(const char *name, const char *root, uid_t *ret_uid) {
 }
 
 bool ag_lane_wanted(const AgHierarchy *h, uid_t uid, const AgPolicy *policy) {
-        return h && policy && h->version == 1 && h->has_cpu && uid != 0 && policy->interactive == AG_INTERACTIVE_MAX;
+        /* leaves 0 and leaves-notty 0: no cgroup.procs of the user's
+         * anywhere, the lane's neither (on v1 any of them would let the user
+         * pull a process of theirs into it from anywhere in the hierarchy) */
+        return h && policy && h->version == 1 && h->has_cpu && uid != 0 && policy->interactive == AG_INTERACTIVE_MAX &&
+               (policy->leaves > 0 || policy->leaves_notty > 0);
 }
 
 int ag_lane_make(const AgHierarchy *h, int mfd, const char *root, uid_t uid, gid_t gid, const AgPolicy *policy,

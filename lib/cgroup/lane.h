@@ -49,7 +49,8 @@ int ag_lane_name(const char *root, uid_t uid, char *buf, size_t size);
 int ag_lane_parse(const char *name, const char *root, uid_t *ret_uid);
 
 /* Does uid get a lane under policy in h? cgroup v1 with cpu, uid not 0,
- * interactive 2. */
+ * interactive 2, and leaves or leaves-notty not 0 (with both 0 no
+ * cgroup.procs is the user's, as for the class leaves). */
 bool ag_lane_wanted(const AgHierarchy *h, uid_t uid, const AgPolicy *policy);
 
 /* Root: makes (or finds) the lane of uid below the hierarchy's root mfd,

@@ -22,12 +22,12 @@ AG="$HELPER --root $ROOT"
 start_syslog || true
 
 add_group "${TAG}v"
-add_user "${TAG}a"; add_user "${TAG}b"; add_user "${TAG}c" "${TAG}v"; add_user "${TAG}d"; add_user "${TAG}e"
-UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UD="${TAG}d"; UE="${TAG}e"
-IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC"); ID=$(id -u "$UD"); IE=$(id -u "$UE")
+add_user "${TAG}a"; add_user "${TAG}b"; add_user "${TAG}c" "${TAG}v"; add_user "${TAG}d"; add_user "${TAG}e"; add_user "${TAG}f"
+UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UD="${TAG}d"; UE="${TAG}e"; UF="${TAG}f"
+IA=$(id -u "$UA"); IB=$(id -u "$UB"); IC=$(id -u "$UC"); ID=$(id -u "$UD"); IE=$(id -u "$UE"); IF=$(id -u "$UF")
 lane() { echo "$CPU/$ROOT.lane-$1"; }
 # every group this test can cause beside the tree, removed at exit
-AG_CGROOTS="$CG $(lane "$IA") $(lane "$IB") $(lane "$IC") $(lane "$ID") $(lane "$IE") $(lane 0)"
+AG_CGROOTS="$CG $(lane "$IA") $(lane "$IB") $(lane "$IC") $(lane "$ID") $(lane "$IE") $(lane "$IF") $(lane 0)"
 CONF="$T/autogroup.conf"
 cat >"$CONF" <<CONF
 *               interactive  2
@@ -35,6 +35,7 @@ cat >"$CONF" <<CONF
 $UB             lane-cap     5%
 $UD             interactive  1
 $UE             interactive  0
+$UF             leaves       0
 root            interactive  2
 root            latency      audio
 CONF
@@ -62,7 +63,7 @@ sleep 600 & P_ROOT=$!; track_pid "$P_ROOT"      # a process of root's outside th
 
 echo "# 1. check and explain know the item lane-cap"
 out=$("$HELPER" check "$CONF" 2>&1); rc=$?
-check_eq "check: the config is valid" "0:$CONF: OK, 7 rules" "$rc:$(echo "$out" | tail -n1)"
+check_eq "check: the config is valid" "0:$CONF: OK, 8 rules" "$rc:$(echo "$out" | tail -n1)"
 printf '* lane-cap 0%%\n* lane-cap 10\n* lane-cap x%%\n* lane-cap none\n* lane-cap 150%%\npool:p lane-cap 5%%\n' >"$T/bad.conf"
 chmod 644 "$T/bad.conf"
 out=$("$HELPER" check "$T/bad.conf" 2>&1); rc=$?
@@ -85,11 +86,11 @@ out=$("$HELPER" explain --conf "$CONF" root 2>&1)
 check "explain: uid 0 gets no lane" grep -q "^lane: none for uid 0" <<<"$out"
 
 echo "# 2. the lane exists only at interactive 2, root's, with the cap from the config"
-bg a "$UA"; bg b "$UB"; bg c "$UC"; bg d "$UD"; bg e "$UE"; bg r root
-for n in a b c d e r; do check "session $n opened and grouped" grep -q "^cgroup=/$ROOT/user-" "$T/$n.out"; done
+bg a "$UA"; bg b "$UB"; bg c "$UC"; bg d "$UD"; bg e "$UE"; bg f "$UF"; bg r root
+for n in a b c d e f r; do check "session $n opened and grouped" grep -q "^cgroup=/$ROOT/user-" "$T/$n.out"; done
 check_eq "the levels exported: 2 2 2 1 0 2" "2 2 2 1 0 2" \
         "$(for n in a b c d e r; do val AUTOGROUP_INTERACTIVE $n; done | tr '\n' ' ' | sed 's/ $//')"
-check_eq "beside the tree: one lane each for A, B, C (level 2); none for D (1), E (0), root" \
+check_eq "beside the tree: one lane each for A, B, C (level 2); none for D (1), E (0), F (2, leaves 0), root" \
         "$(printf '%s\n' "$ROOT.lane-$IA" "$ROOT.lane-$IB" "$ROOT.lane-$IC" | sort | tr '\n' ' ' | sed 's/ $//')" "$(beside)"
 LA=$(lane "$IA")
 check_eq "A's lane: directory, cpu.*, tasks root's; cgroup.procs A's" "root root root root root $UA" \
@@ -207,7 +208,7 @@ check_eq "once empty, gc removes it" "" "$(ls -d "$LB" 2>/dev/null)"
 check "  and says so" grep -q "$ROOT.lane-$IB" <<<"$out"
 bg b2 "$UB"
 check_eq "B's next login makes the lane again" "$LB 5000" "$(ls -d "$LB" 2>/dev/null) $(cat "$LB/cpu.cfs_quota_us" 2>/dev/null)"
-for n in b2 c d e r; do end $n; done
+for n in b2 c d e f r; do end $n; done
 check_eq "every session closed: nothing left beside the tree" "" "$(beside)"
 
 echo "# 7. why there is no lane on cgroup v2: the common-ancestor rule (on $UNIFIED, which has no cpu)"

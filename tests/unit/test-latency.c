@@ -371,6 +371,10 @@ static void test_lane_cap(void **state) {
         assert_true(ag_lane_wanted(&v1, 1000, &p));
         assert_false(ag_lane_wanted(&v1, 0, &p));
         assert_false(ag_lane_wanted(&v2, 1000, &p));
+        p.leaves = 0;                                                   /* no leaves at all: no lane */
+        assert_false(ag_lane_wanted(&v1, 1000, &p));
+        p.leaves_notty = 1;
+        assert_true(ag_lane_wanted(&v1, 1000, &p));
 }
 
 static void test_interactive_table(void **state) {
