@@ -30,7 +30,10 @@
  * shared by every session and command of the user. Removed once the
  * user's group is gone (the close that removes user-<uid>, the watcher of
  * a lingering session, gc); while it holds processes it stays (a warning),
- * for a later close or gc. The helper never creates it. */
+ * for a later close or gc. The helper never creates it. A login that opens
+ * while the user's last close is removing the lane may find it gone: its
+ * "run --latency" uses the class leaf (one note) until the user's next
+ * login makes the lane again. */
 
 #include <stdbool.h>
 #include <stddef.h>
