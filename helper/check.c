@@ -164,6 +164,7 @@ void ag_item_value_format(AgItem item, long value, char *buf, size_t size) {
                 snprintf(buf, size, "%ld", value);
                 break;
         case AG_ITEM_MAX:
+        case AG_ITEM_LANE_CAP:
                 if (value == AG_MAX_NONE)
                         snprintf(buf, size, "none");
                 else
@@ -446,6 +447,7 @@ static void explain_items(const AgPolicy *p, FILE *out) {
                 case AG_ITEM_LEAVES: v = (long) p->leaves; break;
                 case AG_ITEM_LEAVES_NOTTY: v = (long) p->leaves_notty; break;
                 case AG_ITEM_SESSIONS_MAX: v = (long) p->sessions_max; break;
+                case AG_ITEM_LANE_CAP: v = p->lane_cap_pct; break;
                 default: v = p->idle; break;
                 }
                 if (item == AG_ITEM_POOL)
@@ -473,6 +475,26 @@ static void explain_scheduler(const AgPolicy *p, FILE *out) {
                         ag_latency_leaf_weight(AG_LATENCY_NORMAL, p->interactive),
                         ag_latency_leaf_weight(AG_LATENCY_INTERACTIVE, p->interactive),
                         ag_latency_leaf_weight(AG_LATENCY_AUDIO, p->interactive), AG_WEIGHT_DEFAULT);
+}
+
+/* The latency lane (lib/cgroup/lane.h): where run --latency interactive|audio goes at interactive 2. */
+static void explain_lane(const AgPolicy *p, uid_t uid, const AgHierarchy *h, FILE *out) {
+        char cap[64];
+
+        if (p->interactive < AG_INTERACTIVE_MAX)
+                return;
+        if (p->lane_cap_pct == AG_MAX_NONE)
+                snprintf(cap, sizeof cap, "no cap (lane-cap none)");
+        else
+                snprintf(cap, sizeof cap, "cap %ld%% of one CPU", p->lane_cap_pct);
+        if (uid == 0)
+                fprintf(out, "lane: none for uid 0 (root's run --latency interactive|audio uses the class leaves)\n");
+        else if (h && h->version == 2)
+                fprintf(out, "lane: none on cgroup v2 (a move beside the tree needs the hierarchy root's "
+                        "cgroup.procs): run --latency interactive|audio uses the class leaves\n");
+        else
+                fprintf(out, "lane: <root>.lane-%ju beside the tree (cgroup v1), %s, weight %u: "
+                        "run --latency interactive|audio goes there\n", (uintmax_t) uid, cap, AG_WEIGHT_DEFAULT);
 }
 
 /* The pool's own limits and the lines that set them (the pool's policy into
@@ -535,6 +557,7 @@ void ag_explain_print(const AgConfig *config, const AgNssUser *u, const AgHierar
         explain_user(u, config, &groups, out);
         explain_items(&p, out);
         explain_scheduler(&p, out);
+        explain_lane(&p, u->uid, h, out);
         /* pools: the pool's own limits and the lines that set them */
         explain_pool(config, &p, &pool, out);
 

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 
 #include "enter.h"
+#include "lane.h"
 #include "leaves.h"
 #include "policy.h"
 #include "pool.h"
@@ -196,12 +198,49 @@ static int make_own_leaf(const AgHierarchy *h, int sfd, const char *spath, const
         return 0;
 }
 
-/* A session of root's: the class leaf of --latency's class where root made
- * one (interactive 1, 2), else a free leaf-<i>; none free (or none at all):
- * *ret_lfd stays -1, the command runs where the caller is, and one line on
- * stderr says so. Weights are root's. */
-static int pick_root_leaf(int sfd, const char *spath, const AgRunOptions *o, char *leaf, size_t size,
-                          int *ret_lfd) {
+/* For the classes interactive and audio: the user's latency lane beside
+ * the tree (lib/cgroup/lane.h), where root made one (only at interactive
+ * 2; the level's environment variable is not needed to find it). 1 with
+ * *ret_lfd and the lane's path ("/<root>.lane-<uid>") in ret_path; 0 when
+ * there is none (at interactive 2 one line on stderr says why: the class
+ * leaf then). */
+static int pick_lane(const AgHierarchy *h, const char *root, const char *verb, const AgRunOptions *o,
+                     char *ret_path, size_t size, int *ret_lfd) {
+        char name[AG_ROOT_NAME_MAX + 32];
+        int r;
+
+        if (!o->set_latency || (o->latency != AG_LATENCY_INTERACTIVE && o->latency != AG_LATENCY_AUDIO))
+                return 0;
+        if (ag_lane_name(root, getuid(), name, sizeof name) < 0 || strlen(name) + 2 > size)
+                return 0;
+        r = ag_lane_open(h, root, getuid(), ret_lfd);
+        if (r < 0 && o->interactive < AG_INTERACTIVE_MAX)
+                return 0;
+        if (r == -EPROTONOSUPPORT) {
+                fprintf(stderr, "autogroup %s: note: interactive 2 on cgroup v2: no latency lane beside the tree "
+                                "(a move there needs the hierarchy root's cgroup.procs, root's): the class "
+                                "leaf\n", verb);
+                return 0;
+        }
+        if (r < 0) {
+                fprintf(stderr, "autogroup %s: note: interactive 2, but no latency lane /%s of yours (%s): the "
+                                "class leaf\n", verb, name,
+                        r == -ENOENT ? "root made none: root's own logins get none, nor does a login made before "
+                                       "interactive 2" : strerror(-r));
+                return 0;
+        }
+        snprintf(ret_path, size, "/%s", name);
+        return 1;
+}
+
+/* A session of root's: at interactive 2 the user's latency lane for the
+ * classes interactive and audio (pick_lane; *ret_lane set), else the
+ * class leaf of --latency's class where root made one (interactive 1, 2),
+ * else a free leaf-<i>; none free (or none at all): *ret_lfd stays -1, the
+ * command runs where the caller is, and one line on stderr says so.
+ * Weights are root's. */
+static int pick_root_leaf(const AgHierarchy *h, const char *root, int sfd, const char *spath,
+                          const AgRunOptions *o, char *leaf, size_t size, int *ret_lfd, bool *ret_lane) {
         int r;
 
         if (o->weight > 0 || o->idle >= 0) {
@@ -209,6 +248,10 @@ static int pick_root_leaf(int sfd, const char *spath, const AgRunOptions *o, cha
                                 "(autogroup.conf: interactive, idle); --weight and --idle need a session "
                                 "delegated to you\n");
                 return -EPERM;
+        }
+        if (pick_lane(h, root, "run", o, leaf, size, ret_lfd) > 0) {
+                *ret_lane = true;
+                return 0;
         }
         r = o->set_latency ? ag_leaf_for_class(sfd, getuid(), o->latency, leaf, size, ret_lfd)
                            : ag_leaf_find_free(sfd, getuid(), leaf, size, ret_lfd);
@@ -228,8 +271,8 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
         _cleanup_close_ int sfd = -1, lfd = -1;
         _cleanup_free_ char *spath = NULL, *rest = NULL;
         const char *what = NULL;
-        char leaf[64] = "";
-        bool delegated = false;
+        char leaf[AG_ROOT_NAME_MAX + 40] = "", where[PATH_MAX];
+        bool delegated = false, lane = false;
         sigset_t block, old;
         int r, pipefd[2], status;
         ChildError e;
@@ -241,12 +284,20 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
                 fprintf(stderr, "autogroup run: cannot %s: %s\n", what, session_error(r));
                 return 1;
         }
+        if (delegated && o->set_latency && o->interactive >= AG_INTERACTIVE_MAX &&
+            (o->latency == AG_LATENCY_INTERACTIVE || o->latency == AG_LATENCY_AUDIO))
+                /* cgroup v2 only: the same notice as in a session of root's leaves */
+                fprintf(stderr, "autogroup run: note: interactive 2 on cgroup v2: no latency lane beside the tree "
+                                "(a move there needs the hierarchy root's cgroup.procs, root's): a leaf of "
+                                "the session\n");
         r = delegated ? make_own_leaf(h, sfd, spath, o, leaf, sizeof leaf, &lfd)
-                      : pick_root_leaf(sfd, spath, o, leaf, sizeof leaf, &lfd);
+                      : pick_root_leaf(h, root, sfd, spath, o, leaf, sizeof leaf, &lfd, &lane);
         if (r < 0)
                 return 1;
+        /* the lane: its path; a leaf: below the session */
+        snprintf(where, sizeof where, "%s%s%s", lane ? "" : spath, lane ? "" : "/", leaf);
         if (o->verbose && lfd >= 0)
-                fprintf(stderr, "autogroup run: %s/%s\n", spath, leaf);
+                fprintf(stderr, "autogroup run: %s\n", where);
 
         if (pipe2(pipefd, O_CLOEXEC) < 0) {
                 fprintf(stderr, "autogroup run: pipe: %m\n");
@@ -279,8 +330,8 @@ int ag_run(const AgHierarchy *h, const char *root, const AgRunOptions *o, char *
                 if (e.step == 2)
                         fprintf(stderr, "autogroup run: cannot run %s: %s\n", argv[0], strerror(e.error));
                 else
-                        fprintf(stderr, "autogroup run: cannot %s %s/%s: %s\n",
-                                e.step == 0 ? "move into" : "set the latency class in", spath, leaf,
+                        fprintf(stderr, "autogroup run: cannot %s %s: %s\n",
+                                e.step == 0 ? "move into" : "set the latency class in", where,
                                 strerror(e.error));
         }
         /* The command is done: a leaf of its own goes once empty (background
@@ -368,11 +419,11 @@ static int latency_outcome(const AgRunOptions *o, const char *target, int r, uns
 /* set in a session of root's: weights and idle flags are root's; the
  * class goes on the process (or on every process of a leaf), and a process
  * of the user's own goes into its class's leaf where root made one. */
-static int set_root_leaves(int sfd, const char *spath, const AgRunOptions *o, bool by_pid, pid_t pid,
-                           const char *target) {
+static int set_root_leaves(const AgHierarchy *h, const char *root, int sfd, const char *spath,
+                           const AgRunOptions *o, bool by_pid, pid_t pid, bool in_lane, const char *target) {
         AgLatencyResult res = AG_LATENCY_APPLIED;
         _cleanup_close_ int lfd = -1;
-        char leaf[32];
+        char leaf[AG_ROOT_NAME_MAX + 40];
         unsigned n = 1;
         int r;
 
@@ -395,12 +446,26 @@ static int set_root_leaves(int sfd, const char *spath, const AgRunOptions *o, bo
                 r = ag_set_own_process(pid, o->latency, &res);
                 if (r == -EPERM)
                         return 1;
-                if (r >= 0 && ag_class_leaf_name(o->latency, leaf, sizeof leaf) >= 0 &&
-                    ag_leaf_open(sfd, leaf, getuid(), &lfd) >= 0) {
+                if (r >= 0 && pick_lane(h, root, "set", o, leaf, sizeof leaf, &lfd) > 0) {
+                        r = ag_cg_attach(lfd, pid);
+                        if (r >= 0 && o->verbose)
+                                fprintf(stderr, "autogroup set: process %jd moved into %s\n", (intmax_t) pid, leaf);
+                } else if (r >= 0 && ag_class_leaf_name(o->latency, leaf, sizeof leaf) >= 0 &&
+                           ag_leaf_open(sfd, leaf, getuid(), &lfd) >= 0) {
                         r = ag_cg_attach(lfd, pid);
                         if (r >= 0 && o->verbose)
                                 fprintf(stderr, "autogroup set: process %jd moved into %s/%s\n", (intmax_t) pid,
                                         spath, leaf);
+                } else if (r >= 0 && in_lane) {
+                        /* out of the lane, into a free leaf of the caller's session */
+                        if (ag_leaf_find_free(sfd, getuid(), leaf, sizeof leaf, &lfd) >= 0) {
+                                r = ag_cg_attach(lfd, pid);
+                                if (r >= 0 && o->verbose)
+                                        fprintf(stderr, "autogroup set: process %jd moved into %s/%s\n",
+                                                (intmax_t) pid, spath, leaf);
+                        } else
+                                fprintf(stderr, "autogroup set: note: no free leaf in %s: process %jd stays in "
+                                                "your latency lane\n", spath, (intmax_t) pid);
                 }
         }
         return latency_outcome(o, target, r, n, res);
@@ -460,6 +525,15 @@ static int set_delegated_latency(int sfd, const char *spath, const char *leaf, c
         return latency_outcome(o, target, r, n, res);
 }
 
+/* Is pid in the caller's latency lane (lib/cgroup/lane.h)? */
+static bool pid_in_own_lane(const AgHierarchy *h, const char *root, pid_t pid) {
+        _cleanup_free_ char *path = NULL;
+        char name[AG_ROOT_NAME_MAX + 32];
+
+        return h->version == 1 && ag_lane_name(root, getuid(), name, sizeof name) >= 0 &&
+               ag_cg_pid_path(h, pid, &path) >= 0 && path[0] == '/' && strcmp(path + 1, name) == 0;
+}
+
 int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const char *target) {
         _cleanup_close_ int sfd = -1, lfd = -1;
         _cleanup_free_ char *spath = NULL, *rest = NULL;
@@ -473,7 +547,9 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
                 fprintf(stderr, "autogroup set: '%s' is neither a PID nor a leaf name of your session\n", target);
                 return 2;
         }
-        r = open_session(h, root, by_pid ? pid : getpid(), &sfd, &spath, &rest, &delegated, &what);
+        /* a process of the caller's in the caller's latency lane: set in the caller's session */
+        bool in_lane = by_pid && pid_in_own_lane(h, root, pid);
+        r = open_session(h, root, by_pid && !in_lane ? pid : getpid(), &sfd, &spath, &rest, &delegated, &what);
         if (r < 0) {
                 if (by_pid)
                         fprintf(stderr, "autogroup set: process %jd is %s\n", (intmax_t) pid,
@@ -485,7 +561,7 @@ int ag_set(const AgHierarchy *h, const char *root, const AgRunOptions *o, const 
         }
         leaf = by_pid ? rest : target;
         if (!delegated)
-                return set_root_leaves(sfd, spath, o, by_pid, pid, target);
+                return set_root_leaves(h, root, sfd, spath, o, by_pid, pid, in_lane, target);
 
         /* The table's weight for --latency (interactive 1, 2) where the
          * process sits in a leaf that is not the user's (login/, or the

@@ -234,6 +234,10 @@ static void log_open_warnings(const struct module_events *ev, const AgLogin *l) 
         if ((error = module_warned(ev, AG_WARN_LEAVES, NULL)) < 0)
                 pam_syslog(pamh, LOG_WARNING, "cannot make the leaves of %s%s: %s; the session is grouped, with %u "
                            "leaves for terminals and autogroup run", h->mount, s->path, strerror(-error), s->leaves);
+        if ((error = module_warned(ev, AG_WARN_LANE, &what)) < 0)
+                pam_syslog(pamh, LOG_WARNING, "cannot %s of %s (interactive 2): %s; the session is grouped, "
+                           "autogroup run --latency uses the class leaves", what ? what : "make the latency lane",
+                           ev->user, strerror(-error));
         /* fail closed: no session of its own, but below the user's group all the same */
         if ((error = module_warned(ev, AG_WARN_SHARED, &what)) == -EUSERS)
                 pam_syslog(pamh, LOG_NOTICE, "%s has sessions-max sessions already: this login shares %s%s, under "
@@ -308,6 +312,12 @@ int closed_session(struct module_events *ev, const AgLogin *l, const AgLoginEnd 
         log_session_end(ev, path, !l->session->name, end->have_usage ? &end->usage : NULL,
                         l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1, end->lingering ? "lingering" : "closed",
                         "close");
+        if (module_warned(ev, AG_WARN_LANE, NULL) == -EBUSY)
+                pam_syslog(ev->pamh, LOG_INFO, "the latency lane of %s still holds processes, left for a later "
+                           "close or autogroup gc", ev->user);
+        else if (module_warned(ev, AG_WARN_LANE, NULL) < 0)
+                pam_syslog(ev->pamh, LOG_WARNING, "cannot remove the latency lane of %s: %s", ev->user,
+                           strerror(-module_warned(ev, AG_WARN_LANE, NULL)));
         if (end->lingering) {
                 int error = module_warned(ev, AG_WARN_LEAVES, NULL);
 

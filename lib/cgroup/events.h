@@ -37,6 +37,10 @@ typedef enum AgWarn {
                                         * group "shared" (place.h), under the user's policy; error:
                                         * why (-EUSERS: sessions-max reached), detail: the step that
                                         * failed, NULL for sessions-max */
+        AG_WARN_LANE,                  /* the user's latency lane (lane.h) could not be made or set up
+                                        * at open (the login is grouped; run keeps the class leaves), or
+                                        * at close could not be removed (-EBUSY: it holds processes, left
+                                        * for a later close or gc); detail: the step */
         _AG_WARN_MAX,
 } AgWarn;
 

@@ -23,7 +23,8 @@
  *   session.h                a login's groups: open, close, wait
  *   login.h                  a login's lifecycle: the mode, and the cgroupfs (session.h, acct.h)
  *                            or the systemd (systemd.h) backend; what the PAM module calls
- * and beside session.h, on place.h only: hint.h (the root from AUTOGROUP_SESSION). */
+ * and beside session.h, on place.h only: hint.h (the root from AUTOGROUP_SESSION); on
+ * place.h and leaves.h: lane.h (a user's latency lane beside <root>, cgroup v1). */
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "acct.h"
+#include "lane.h"
 #include "place.h"
 #include "pool.h"
 #include "util.h"
@@ -451,6 +452,17 @@ int ag_gc(const AgHierarchy *h, const char *root, const AgConfig *const *configs
         if (r < 0)
                 return r;
         r = gc_place(mfd, root, root, true, false, configs ? &named : NULL, events);
+        /* the latency lanes of users who have no group left (lane.h) */
+        {
+                _cleanup_close_ int rfd = -1;
+                int n;
+
+                if (ag_cg_open_if_exists(mfd, root, &rfd) >= 0) {
+                        n = ag_lane_gc(mfd, rfd, root, events);
+                        if (n > 0 && r >= 0)
+                                r += n;
+                }
+        }
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
         /* v1 with a separate cpuacct hierarchy: the emptied mirrors too (acct.c). */

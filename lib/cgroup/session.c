@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lane.h"
 #include "latency.h"
 #include "place.h"
 #include "pool.h"
@@ -590,6 +591,19 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
         /* 2 and 3: the user group, then the session */
         if (r >= 0)
                 r = open_user_session(h, p, root, pid, &st, &made, &name, &what);
+        /* the user's latency lane beside the tree (lane.h): a login that
+         * gets none is grouped all the same */
+        if (r >= 0 && ag_lane_wanted(h, p->uid, p->policy)) {
+                const char *lane_what = NULL;
+                int lr = ag_lane_make(h, st.d.mfd, root, p->uid, p->gid, p->policy, &lane_what);
+
+                if (lr < 0)
+                        ag_events_warn(p->events, AG_WARN_LANE, lr, lane_what);
+        } else if (r >= 0 && h->version == 1 && h->has_cpu && p->uid != 0)
+                /* below interactive 2 (the level was lowered since): an
+                 * empty lane of the user's goes, one rmdir (the helper uses a
+                 * lane wherever it finds one) */
+                (void) ag_lane_drop(st.d.mfd, root, p->uid);
         if (r >= 0) {
                 r = session_new(p, root, &st, &made, &name, &origin, &acct_origin, ret);
                 if (r < 0)
@@ -776,6 +790,8 @@ int ag_session_close_from(const AgHierarchy *h, const AgSession *s, pid_t pid, c
         /* pools: the user's groups in the pool, and the pool once empty */
         if (s->pool)
                 (void) ag_pool_sweep_place(d.rfd, s->root, s->pool, s->uid, true, AG_SESSION_MAX_DIRS, events);
+        /* the user's latency lane, once the user group is gone (lane.h) */
+        (void) ag_lane_sweep(d.mfd, d.pfd, s->root, s->uid, events);
         return result == -E2BIG ? -EBUSY : result;
 }
 

@@ -53,6 +53,8 @@ typedef enum AgItem {
         AG_ITEM_LEAVES,                /* 0..AG_LEAVES_MAX: root-made leaves of a login with a terminal */
         AG_ITEM_LEAVES_NOTTY,          /* 0..AG_LEAVES_MAX: the same for a login without one */
         AG_ITEM_SESSIONS_MAX,          /* 1..AG_SESSIONS_MAX_LIMIT: sessions of one user before logins share */
+        AG_ITEM_LANE_CAP,              /* percent of one CPU or AG_MAX_NONE: the cap of the user's latency
+                                        * lane at interactive 2 (lib/cgroup/lane.h) */
         _AG_ITEM_MAX,
 } AgItem;
 
@@ -96,6 +98,11 @@ typedef enum AgLatency {
 #define AG_SESSIONS_MAX_LIMIT 1024
 #define AG_SESSIONS_MAX_DEFAULT 64
 
+/* The item "lane-cap": the cap of the user's latency lane (cgroup v1,
+ * interactive 2; lib/cgroup/lane.h), in percent of one CPU like "max", or
+ * none. The most a user gains over its share by putting work in the lane. */
+#define AG_LANE_CAP_DEFAULT 10L
+
 /* "batch", "normal", "interactive", "audio"; NULL out of range. */
 const char *ag_latency_to_string(AgLatency l);
 /* A class number (0..3) or name; -EINVAL for anything else. */
@@ -112,7 +119,8 @@ typedef struct AgRule {
         long value;                    /* weight; max in percent or AG_MAX_NONE; 0/1 for booleans;
                                         * an AgLatency for latency; 0..2 for interactive;
                                         * 0..AG_LEAVES_MAX for leaves, leaves-notty;
-                                        * 1..AG_SESSIONS_MAX_LIMIT for sessions-max */
+                                        * 1..AG_SESSIONS_MAX_LIMIT for sessions-max;
+                                        * lane-cap as max */
         const char *file;              /* points into AgConfig.files, valid as long as the config */
         unsigned line;
         /* pools */

@@ -36,6 +36,7 @@
 #define MSG_POOL             "invalid pool (expected a pool name or none)"
 #define MSG_INTERACTIVE      "invalid interactive (expected 0, 1 or 2)"
 #define MSG_LEAVES           "invalid leaves (expected 0.." STRINGIFY(AG_LEAVES_MAX) ")"
+#define MSG_LANE_CAP         "invalid lane-cap (expected N% of one CPU, N in 1.." STRINGIFY(AG_MAX_PCT_MAX) ", or none)"
 #define MSG_SESSIONS_MAX     "invalid sessions-max (expected 1.." STRINGIFY(AG_SESSIONS_MAX_LIMIT) ")"
 
 static const char *const item_table[_AG_ITEM_MAX] = {
@@ -50,6 +51,7 @@ static const char *const item_table[_AG_ITEM_MAX] = {
         [AG_ITEM_LEAVES]   = "leaves",
         [AG_ITEM_LEAVES_NOTTY] = "leaves-notty",
         [AG_ITEM_SESSIONS_MAX] = "sessions-max",
+        [AG_ITEM_LANE_CAP] = "lane-cap",
 };
 
 /* latency classes */
@@ -250,13 +252,14 @@ const char *ag_config_parse_value(AgItem item, const Field *f, long *ret) {
                 return NULL;
 
         case AG_ITEM_MAX:
+        case AG_ITEM_LANE_CAP:
                 if (field_eq(f, "none")) {
                         *ret = AG_MAX_NONE;
                         return NULL;
                 }
                 if (f->n < 2 || f->p[f->n - 1] != '%' ||
                     parse_decimal(f->p, f->n - 1, AG_MAX_PCT_MAX, &v) < 0 || v < 1)
-                        return MSG_MAX;
+                        return item == AG_ITEM_MAX ? MSG_MAX : MSG_LANE_CAP;
                 *ret = (long) v;
                 return NULL;
 

@@ -28,6 +28,7 @@ void ag_policy_init(AgPolicy *ret) {
                 .leaves = AG_LEAVES_DEFAULT,
                 .leaves_notty = AG_LEAVES_NOTTY_DEFAULT,
                 .sessions_max = AG_SESSIONS_MAX_DEFAULT,
+                .lane_cap_pct = AG_LANE_CAP_DEFAULT,
         };
 }
 
@@ -225,6 +226,8 @@ void ag_policy_resolve(const AgConfig *config, const char *user, uid_t uid,
         if (best[AG_ITEM_SESSIONS_MAX] && best[AG_ITEM_SESSIONS_MAX]->value >= 1 &&
             best[AG_ITEM_SESSIONS_MAX]->value <= AG_SESSIONS_MAX_LIMIT)
                 p.sessions_max = (unsigned) best[AG_ITEM_SESSIONS_MAX]->value;
+        if (best[AG_ITEM_LANE_CAP])
+                p.lane_cap_pct = best[AG_ITEM_LANE_CAP]->value;
         /* pools */
         if (best[AG_ITEM_POOL] && best[AG_ITEM_POOL]->str)
                 snprintf(p.pool, sizeof p.pool, "%s", best[AG_ITEM_POOL]->str);

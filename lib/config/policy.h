@@ -25,6 +25,7 @@ typedef struct AgPolicy {
         unsigned leaves;               /* 0..AG_LEAVES_MAX, default AG_LEAVES_DEFAULT: a login with a terminal */
         unsigned leaves_notty;         /* 0..AG_LEAVES_MAX, default AG_LEAVES_NOTTY_DEFAULT: one without */
         unsigned sessions_max;         /* 1..AG_SESSIONS_MAX_LIMIT, default AG_SESSIONS_MAX_DEFAULT */
+        long lane_cap_pct;             /* AG_MAX_NONE or percent of one CPU, default AG_LANE_CAP_DEFAULT */
 } AgPolicy;
 
 /* Answers whether the user is a member of group (primary or supplementary).

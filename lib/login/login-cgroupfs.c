@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "lane.h"
 #include "place.h"
 #include "login-backend.h"
 #include "util.h"
@@ -260,6 +261,7 @@ static void watch_others(const AgLogin *l, uint64_t left_us, const AgEvents *sin
                         return;
                 d.ufd = safe_close(d.ufd);
                 (void) ag_user_sweep(d.pfd, place, s->uid, true, AG_SESSION_MAX_DIRS, sink);
+                (void) ag_lane_sweep(d.mfd, d.pfd, s->root, s->uid, sink);
                 if (waited >= left_us)
                         return;
                 (void) usleep(WATCH_OTHERS_STEP_US);

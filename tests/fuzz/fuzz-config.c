@@ -94,6 +94,7 @@ static void check_policy(const AgConfig *c, const AgPolicy *p) {
         CHECK(p->leaves <= AG_LEAVES_MAX);
         CHECK(p->leaves_notty <= AG_LEAVES_MAX);
         CHECK(p->sessions_max >= 1 && p->sessions_max <= AG_SESSIONS_MAX_LIMIT);
+        CHECK(p->lane_cap_pct == AG_MAX_NONE || (p->lane_cap_pct >= 1 && p->lane_cap_pct <= AG_MAX_PCT_MAX));
         for (size_t i = 0; i < _AG_ITEM_MAX; i++)
                 if (p->source[i]) {
                         check_rule(c, p->source[i]);

@@ -47,6 +47,7 @@ static inline const char *rule_broken(const AgRule *r) {
                 RULE_KEEPS(r->value >= AG_WEIGHT_MIN && r->value <= AG_WEIGHT_MAX);
                 break;
         case AG_ITEM_MAX:
+        case AG_ITEM_LANE_CAP:          /* a percent of one CPU, as max */
                 RULE_KEEPS(r->value == AG_MAX_NONE || (r->value >= 1 && r->value <= AG_MAX_PCT_MAX));
                 break;
         case AG_ITEM_LATENCY:

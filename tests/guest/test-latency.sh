@@ -6,7 +6,11 @@
 # run" makes a leaf with cpu.weight and cpu.idle as the unprivileged user;
 # "autogroup set" cannot raise login/ or anything above the session; the item
 # "interactive": run leaf cpu.weight per class at levels 0, 1 and 2, the user
-# group's and session's cpu.weight, cpu.max and cpu.idle unchanged.
+# group's and session's cpu.weight, cpu.max and cpu.idle unchanged; at
+# "interactive 2" no latency lane on cgroup v2 (the kernel's common-ancestor
+# rule keeps a user's process from moving beside the tree): nothing made
+# beside the tree, "run --latency audio|interactive" keeps the class leaf
+# (default line) or a leaf of its own (delegate=yes) with one notice.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 require_guest_v2
@@ -14,7 +18,7 @@ HELPER="$abs_top_builddir/helper/autogroup"
 SA="$abs_top_builddir/tests/host/schedattr"
 ROOT="agtest-$$"
 CG="$CG2/$ROOT"
-AG_CGROOTS="$CG"
+AG_CGROOTS="$CG $CG2/$ROOT.probe-lane"
 AG="$HELPER --root $ROOT"
 start_syslog || true
 
@@ -122,6 +126,35 @@ check "level 2 by hand at a level-0 login: only a leaf of the user's own session
         grep -q "^/$ROOT/user-$(id -u "$UC")/[^/]*/run-[0-9]* 1000\$" <<<"$out"
 out=$(setpriv --reuid="$UC" --regid="$(id -g "$UC")" --init-groups -- env AUTOGROUP_INTERACTIVE=2 $AG run --latency audio -- true 2>&1); rc=$?
 check_eq "outside any session, level 2 by hand: refused" 1 "$rc"
+
+echo "# 3b. interactive 2 on cgroup v2: no latency lane (lib/cgroup/lane.h)"
+IA=$(id -u "$UA")
+AG_CGROOTS="$AG_CGROOTS $CG2/$ROOT.lane-$IA"
+check_eq "the module made nothing beside the tree for A (interactive 2)" "" "$(ls -d "$CG2/$ROOT".* 2>/dev/null)"
+check "explain: no lane on cgroup v2" grep -q "^lane: none on cgroup v2" <<<"$("$HELPER" explain --conf "$T/inter.conf" "$UA" 2>&1)"
+printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$T/inter.conf" >"$T/agdef"
+for c in audio interactive; do
+        out=$("$AGDRV" --pam "$T" agdef "$UA" open run-user "AUTOGROUP_INTERACTIVE=2 $AG run --latency $c -- sh -c 'L=\$(sed -n s/^0:://p /proc/self/cgroup); echo leaf=\$L \$(cat /sys/fs/cgroup\$L/cpu.weight)'" close 2>&1)
+        w=1000; [ $c = interactive ] && w=400
+        check "default line, level 2, run --latency $c: the class leaf (weight $w)" \
+                grep -q "^leaf=/$ROOT/user-$IA/[^/]*/class-$c $w\$" <<<"$out"
+        check_eq "  with one notice: no lane on cgroup v2" 1 "$(grep -c 'no latency lane beside the tree' <<<"$out")"
+done
+out=$("$AGDRV" --pam "$T" aginter "$UA" open run-user "AUTOGROUP_INTERACTIVE=2 $AG run --latency audio -- sh -c 'echo leaf=\$(sed -n s/^0:://p /proc/self/cgroup)'" close 2>&1)
+check "delegate=yes, level 2, run --latency audio: a run leaf of the session" grep -q "^leaf=/$ROOT/user-$IA/[^/]*/run-[0-9]*\$" <<<"$out"
+check_eq "  with one notice: no lane on cgroup v2" 1 "$(grep -c 'no latency lane beside the tree' <<<"$out")"
+out=$("$AGDRV" --pam "$T" agdef "$UA" open run-user "AUTOGROUP_INTERACTIVE=2 $AG run --latency batch -- true" close 2>&1)
+check_eq "  no notice for --latency batch" 0 "$(grep -c 'no latency lane' <<<"$out")"
+check_eq "still nothing beside the tree" "" "$(ls -d "$CG2/$ROOT".* 2>/dev/null)"
+# why: root makes a group beside the tree whose cgroup.procs is A's; A still
+# cannot move its own process there from its session (the common ancestor,
+# the hierarchy root, has root's cgroup.procs)
+mkdir "$CG2/$ROOT.probe-lane" && chown "$UA" "$CG2/$ROOT.probe-lane/cgroup.procs"
+out=$("$AGDRV" --pam "$T" agdef "$UA" open run-user "echo \$\$ > $CG2/$ROOT.probe-lane/cgroup.procs && echo moved; sed -n s/^0:://p /proc/self/cgroup" close 2>&1)
+check "the v2 rule: A cannot move its own process from its session into a group beside the tree" \
+        grep -q "^/$ROOT/user-$IA/" <<<"$out"
+check_not "  (no 'moved')" grep -q "^moved" <<<"$out"
+rmdir "$CG2/$ROOT.probe-lane"
 
 echo "# 4. cleanup"
 touch "$T/a.go" "$T/b.go"; wait "$PID_a" "$PID_b" 2>/dev/null

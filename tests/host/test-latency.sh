@@ -26,7 +26,7 @@ asan=$(ldd "$AGDRV" 2>/dev/null | awk '/libasan/ { print $3; exit }')
 [ -n "$asan" ] && PRELOAD="$asan:$NOSLICE"
 ROOT="agtest-$$"
 CG="$CPU/$ROOT"
-AG_CGROOTS="$CG"
+AG_CGROOTS="$CG"   # and A's latency lane beside it (interactive 2, section 4c), once A's uid is known
 AG="$HELPER --root $ROOT"
 start_syslog || true
 
@@ -34,6 +34,7 @@ add_group "${TAG}v"
 add_user "${TAG}a"; add_user "${TAG}b"; add_user "${TAG}c" "${TAG}v"; add_user "${TAG}d"
 UA="${TAG}a"; UB="${TAG}b"; UC="${TAG}c"; UD="${TAG}d"
 IA=$(id -u "$UA")
+AG_CGROOTS="$AG_CGROOTS $CPU/$ROOT.lane-$IA"
 CONF="$T/autogroup.conf"
 cat >"$CONF" <<CONF
 *               latency  normal
@@ -292,13 +293,14 @@ done
 # the leaf and its weight, per level, for batch normal interactive audio
 declare -A WANT=([k0]="leaf-1:1024 leaf-1:1024 leaf-1:1024 leaf-1:1024"
                  [k1]="leaf-1:1024 leaf-1:1024 class-interactive:2048 class-audio:4096"
-                 [k2]="leaf-1:1024 leaf-1:1024 class-interactive:4096 class-audio:10240")
+                 [k2]="leaf-1:1024 leaf-1:1024 lane:1024 lane:1024")   # the latency lane beside the tree: test-lane.sh
 for n in k0 k1 k2; do
         u=$UD; [ $n = k1 ] && u=$UC; [ $n = k2 ] && u=$UA
         S_K=$(val AUTOGROUP_SESSION $n); got=""
         for c in batch normal interactive audio; do
                 out=$(in_k $n "$u" "$AG run --latency $c -- $LEAF_SHARES" 2>&1)
-                case $out in "$S_K"/*" "*) l=${out% *}; got="$got ${l##*/}:${out##* }" ;; *) got="$got ?($out)" ;; esac
+                case $out in "$S_K"/*" "*) l=${out% *}; got="$got ${l##*/}:${out##* }" ;;
+                        "/$ROOT.lane-$(id -u "$u") "*) got="$got lane:${out##* }" ;; *) got="$got ?($out)" ;; esac
         done
         check_eq "level ${n#k}: run's leaf and its shares for batch normal interactive audio" "${WANT[$n]}" "${got# }"
 done
@@ -316,7 +318,7 @@ in_k k2 "$UA" "$AG set --latency audio $K2L" >/dev/null 2>&1; rc=$?
 check_eq "level 2: set --latency audio on a leaf name: slice 0.1 ms, the leaf's weight stays root's 1024" "0 1024 100000" \
         "$rc $(cat "$CPU$S_K2/$K2L/cpu.shares") $(attr "$K2P" runtime)"
 in_k k2 "$UA" "$AG set --latency audio $K2P" >/dev/null 2>&1; rc=$?
-check_eq "level 2: set --latency audio on its PID: into class-audio (shares 10240)" "0 $S_K2/class-audio 10240" \
+check_eq "level 2: set --latency audio on its PID: into A's latency lane (class-audio keeps shares 10240)" "0 /$ROOT.lane-$IA 10240" \
         "$rc $(cgof "$K2P") $(cat "$CPU$S_K2/class-audio/cpu.shares")"
 in_k k2 "$UA" "$AG set --latency normal $K2P" >/dev/null 2>&1; rc=$?
 check_eq "level 2: set --latency normal on its PID: the default slice, no weight changed" "0 $DEFAULT 1024 10240" \
@@ -327,7 +329,7 @@ case $(cgof "$K2P") in "$S_K2"/leaf-[1-6]|"$S_K2"/class-*) ok "  and it is still
 wait_for "$U/k2l.pid" '^[0-9]+$'; K2LP=$(cat "$U/k2l.pid"); track_pid "$K2LP"
 check_eq "level 2: a process of the user's in login/" "$S_K2/login" "$(cgof "$K2LP")"
 out=$(in_k k2 "$UA" "$AG set --latency audio $K2LP" 2>&1); rc=$?
-check_eq "level 2: set --latency audio on it: the class applies, it goes into class-audio (exit 0)" "0 100000 $S_K2/class-audio" \
+check_eq "level 2: set --latency audio on it: the class applies, it goes into A's latency lane (exit 0)" "0 100000 /$ROOT.lane-$IA" \
         "$rc $(attr "$K2LP" runtime) $(cgof "$K2LP")"
 check_eq "level 2: login/'s weight unchanged" 1024 "$(cat "$CPU$S_K2/login/cpu.shares")"
 out=$(in_k k2 "$UA" "$AG set --latency audio --weight 10000 $K2LP" 2>&1); rc=$?
@@ -339,11 +341,11 @@ out=$(as_user "$UA" "AUTOGROUP_INTERACTIVE=2 $AG run --latency audio -- true" 2>
 check_eq "outside any session (root cgroup), level 2 given by hand: refused" "1:yes" \
         "$rc:$(grep -q 'not inside one of your pam_autogroup sessions' <<<"$out" && echo yes)"
 out=$(in_k k2 "$UA" "AUTOGROUP_SESSION=$(val AUTOGROUP_SESSION k1) $AG run --latency audio -- $LEAF_SHARES" 2>&1)
-check_eq "a forged AUTOGROUP_SESSION (C's session): the leaf is still in A's own session" "$S_K2/class-audio 10240" "$out"
+check_eq "a forged AUTOGROUP_SESSION (C's session): the command goes to A's own lane, not C's" "/$ROOT.lane-$IA 1024" "$out"
 out=$(in_k k0 "$UD" "AUTOGROUP_INTERACTIVE=9 $AG run --latency audio -- $LEAF_SHARES" 2>&1)
 check_eq "an out-of-range level by hand is level 0" "$S_K0/leaf-1 1024" "$out"
 out=$(in_k k0 "$UD" "AUTOGROUP_INTERACTIVE=2 $AG run --latency audio -- $LEAF_SHARES" 2>&1)
-check_eq "level 2 by hand at a level-0 login: root's level holds (a free leaf, weight 1024)" "$S_K0/leaf-1 1024" "$out"
+check_eq "level 2 by hand at a level-0 login: root's level holds (a free leaf, weight 1024; no lane made)" "$S_K0/leaf-1 1024" "$(tail -n1 <<<"$out")"
 in_k k2 "$UA" "$AG run --latency audio -- sh -c 'echo 262144 > $(dirname "$CPU$S_K2")/cpu.shares; echo -1 > $(dirname "$CPU$S_K2")/cpu.cfs_quota_us; echo 262144 > $CPU$S_K2/cpu.shares; echo 262144 > $CPU$S_K2/login/cpu.shares; echo 262144 > $CPU$S_K2/class-audio/cpu.shares; echo 2 > $CPU$S_K2/leaf-1/cpu.shares; echo 1 > $CPU$S_K2/leaf-1/cpu.idle; echo \$\$ > $CPU/cgroup.procs; echo \$\$ > $CPU/$ROOT/cgroup.procs; echo \$\$ > $CPU$S_K2/login/cgroup.procs; echo \$\$ > $CPU$S_K1/class-audio/cgroup.procs'" >/dev/null 2>&1
 for n in k0 k1 k2; do
         check_eq "level ${n#k}: the user group's and session's weight, cap and idle, and every leaf's weight and idle flag unchanged" \

@@ -11,7 +11,7 @@ require_v1_cpu
 ATTACK="$abs_top_srcdir/tests/leaves-attack.sh"
 
 test_root agleaf
-AG_CGROOTS="$CG $UNIFIED/$ROOT"
+AG_CGROOTS="$CG $UNIFIED/$ROOT $CPU/$ROOT.lane-*"   # a latency lane (interactive 2) beside the tree
 start_syslog || true
 new_user a; new_user b
 write_conf "* weight 100"
@@ -128,7 +128,8 @@ check_eq "class weights from the table, written by root (v1 shares 4096, 10240)"
         "$(sed -n 1,2p "$U/cls.w" | tr '\n' ' ' | sed 's/ $//')"
 check_eq "class leaf root's, its cgroup.procs the user's, its cpu.shares root's" "root $UB root" \
         "$(sed -n 3,5p "$U/cls.w" | tr '\n' ' ' | sed 's/ $//')"
-check "run --latency audio puts the command in class-audio" grep -q '/class-audio$' "$U/cls.w"
+check "run --latency audio at interactive 2 (v1) puts the command in the user's lane beside the tree (test-lane.sh)" \
+        grep -q "^/$ROOT.lane-$(id -u "$UB")\$" "$U/cls.w"
 check_eq "the user cannot lower or raise the class leaf's weight" refused "$(tail -n1 "$U/cls.w")"
 echo "* weight 100" >"$CONF"
 

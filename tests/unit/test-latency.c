@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#include "lane.h"
 #include "latency.h"
 #include "policy.h"
 
@@ -286,6 +287,96 @@ static void test_interactive_resolve(void **state) {
         ag_config_free(c);
 }
 
+
+/* The item "lane-cap" (the cap of the latency lane at interactive 2,
+ * lib/cgroup/lane.h): the forms of "max", resolved like every item, never
+ * from "*" or "@group" for root; the lane's name and who gets one. */
+#define E_LANE_CAP "invalid lane-cap (expected N% of one CPU, N in 1..102400, or none)"
+
+static void test_lane_cap(void **state) {
+        static const struct { const char *line; long value; } ok[] = {
+                { "* lane-cap 10%", 10 }, { "alice lane-cap 150%", 150 }, { "@video lane-cap none", AG_MAX_NONE },
+                { "1000: lane-cap 102400%", 102400 },
+        };
+        static const char *const bad[] = {
+                "* lane-cap 0%", "* lane-cap 10", "* lane-cap x%", "* lane-cap 102401%", "* lane-cap -5%",
+                "* lane-cap %",
+        };
+        static const char conf[] =
+                "*          lane-cap  20%\n"            /* 1 */
+                "@video     lane-cap  none\n"           /* 2 */
+                "alice      lane-cap  5%\n"             /* 3 */
+                "pool:p     lane-cap  5%\n";            /* 4: error, skipped */
+        AgConfig *c = calloc(1, sizeof *c);
+        unsigned errors = 0;
+        AgHierarchy v1 = { .version = 1, .has_cpu = true }, v2 = { .version = 2, .has_cpu = true };
+        char name[128];
+        AgPolicy p;
+        uid_t uid;
+
+        (void) state;
+        assert_string_equal(ag_item_to_string(AG_ITEM_LANE_CAP), "lane-cap");
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+                const char *msg = "untouched";
+                AgRule rule;
+
+                assert_int_equal(ag_config_parse_line(ok[i].line, &rule, &msg), 1);
+                assert_int_equal(rule.item, AG_ITEM_LANE_CAP);
+                assert_int_equal(rule.value, ok[i].value);
+                free(rule.name);
+        }
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                const char *msg = NULL;
+                AgRule rule;
+
+                assert_int_equal(ag_config_parse_line(bad[i], &rule, &msg), -EINVAL);
+                assert_string_equal(msg, E_LANE_CAP);
+        }
+
+        assert_non_null(c);
+        assert_int_equal(ag_config_parse_buffer(c, "t.conf", conf, sizeof conf - 1, count_error, &errors), 1);
+        ag_policy_init(&p);
+        assert_int_equal(p.lane_cap_pct, AG_LANE_CAP_DEFAULT);
+        assert_int_equal(AG_LANE_CAP_DEFAULT, 10);
+        ag_policy_resolve(c, "alice", 1500, in_group, NULL, &p);
+        assert_int_equal(p.lane_cap_pct, 5);
+        ag_policy_resolve(c, "bob", 1500, in_group, NULL, &p);
+        assert_int_equal(p.lane_cap_pct, AG_MAX_NONE);
+        ag_policy_resolve(c, "carol", 1500, NULL, NULL, &p);
+        assert_int_equal(p.lane_cap_pct, 20);
+        ag_policy_resolve(c, "root", 0, in_group, NULL, &p);            /* "*" and "@group" not for root */
+        assert_int_equal(p.lane_cap_pct, AG_LANE_CAP_DEFAULT);
+        ag_config_free(c);
+
+        /* the name, parsed back in its canonical spelling only */
+        assert_int_equal(ag_lane_name("autogroup", 1000, name, sizeof name), 0);
+        assert_string_equal(name, "autogroup.lane-1000");
+        assert_int_equal(ag_lane_name("autogroup", 1000, name, 10), -ENOBUFS);
+        assert_int_equal(ag_lane_parse("autogroup.lane-1000", "autogroup", &uid), 0);
+        assert_int_equal(uid, 1000);
+        assert_int_equal(ag_lane_parse("autogroup.lane-0", "autogroup", &uid), 0);
+        assert_int_equal(uid, 0);
+        assert_int_equal(ag_lane_parse("autogroup.lane-01000", "autogroup", &uid), -EINVAL);
+        assert_int_equal(ag_lane_parse("autogroup.lane-", "autogroup", &uid), -EINVAL);
+        assert_int_equal(ag_lane_parse("autogroup.lane-1x", "autogroup", &uid), -EINVAL);
+        assert_int_equal(ag_lane_parse("other.lane-1000", "autogroup", &uid), -EINVAL);
+        assert_int_equal(ag_lane_parse("autogroup", "autogroup", &uid), -EINVAL);
+
+        /* who gets one: cgroup v1, interactive 2, not uid 0 */
+        ag_policy_init(&p);
+        assert_false(ag_lane_wanted(&v1, 1000, &p));
+        p.interactive = 1;
+        assert_false(ag_lane_wanted(&v1, 1000, &p));
+        p.interactive = 2;
+        assert_true(ag_lane_wanted(&v1, 1000, &p));
+        assert_false(ag_lane_wanted(&v1, 0, &p));
+        assert_false(ag_lane_wanted(&v2, 1000, &p));
+        p.leaves = 0;                                                   /* no leaves at all: no lane */
+        assert_false(ag_lane_wanted(&v1, 1000, &p));
+        p.leaves_notty = 1;
+        assert_true(ag_lane_wanted(&v1, 1000, &p));
+}
+
 static void test_interactive_table(void **state) {
         (void) state;
         /* level 0: no weight is touched, whatever the class */
@@ -381,6 +472,7 @@ int main(void) {
                 cmocka_unit_test(test_interactive_parse),
                 cmocka_unit_test(test_interactive_resolve),
                 cmocka_unit_test(test_interactive_table),
+                cmocka_unit_test(test_lane_cap),
                 cmocka_unit_test(test_apply_self),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
