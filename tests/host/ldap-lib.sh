@@ -267,4 +267,10 @@ ldap_cleanup() {
                 wait "$LD_HOLDER_PID" 2>/dev/null
                 LD_HOLDER_PID=""
         fi
+        # a SIGKILL is delivered, not waited for (sssd's children exit after
+        # their monitor): up to 10 s for the killed to be gone
+        for p in $(seq 100); do
+                [ -z "$(ldap_leftovers)" ] && break
+                sleep 0.1
+        done
 }

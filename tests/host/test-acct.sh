@@ -319,8 +319,9 @@ fi
 wait "$LD" 2>/dev/null
 
 echo "# 10b. gc's count: every line it printed, the systemd mode's drop-ins said apart"
+sed 's/^/#   gc: /' "$T/gc10.out"
 check_eq "gc: its count is that of the groups it listed" \
-        "$(grep -c '^removed /' "$T/gc10.out")" "$(tail -n1 "$T/gc10.out" | sed -n 's/^\([0-9]*\) groups\{0,1\} removed.*/\1/p')"
+        "$(grep -c '^removed /' "$T/gc10.out")" "$(sed -n 's/^\([0-9]*\) groups\{0,1\} removed.*/\1/p' "$T/gc10.out" | tail -n1)"
 # where the systemd mode applies (cgroup v2, systemd running), gc also takes back the module's
 # runtime drop-in of a user slice that is not running. Here in a private mount namespace: /run a
 # tmpfs of its own (systemd "booted", the drop-in and the module's record of it), the hierarchy

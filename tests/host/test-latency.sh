@@ -14,11 +14,10 @@
 # session, go above the user's share, claim a level by hand).
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
-[ -f "$CPU/cpu.shares" ] || { echo "1..0 # SKIP no cgroup v1 cpu hierarchy at $CPU"; exit 77; }
-HELPER="$abs_top_builddir/helper/autogroup"
+require_v1_cpu
 SA="$abs_top_builddir/tests/host/schedattr"
 NOSLICE="$abs_top_builddir/tests/host/.libs/noslice.so"
-for f in "$HELPER" "$SA" "$NOSLICE"; do [ -e "$f" ] || { echo "1..0 # SKIP $f not built"; exit 77; }; done
+for f in "$HELPER" "$SA" "$NOSLICE"; do [ -e "$f" ] || skip_all "$f not built"; done
 # In the sanitizer build (.ci/sanitize) the ASan runtime must come first in
 # the preload list, before the shim.
 PRELOAD="$NOSLICE"
@@ -43,11 +42,12 @@ $UA             latency  audio
 $UB             latency  0
 CONF
 chmod 644 "$CONF"
-printf '%s required pam_deny.so\n' auth account password session >"$T/other"
+pam_other
 # the default line (no delegate=): root makes each session's leaves
 printf 'session required pam_permit.so\nsession optional %s root=%s conf=%s debug\n' "$AG_MODULE" "$ROOT" "$CONF" >"$T/agtest"
 # bg NAME USER ACTIONS...: a session that stays open until $T/NAME.go exists
-# (env: PRE, a command prefix for agdrv)
+# (env: PRE, a command prefix for agdrv). Its own, not lib.sh's: PID_NAME must
+# be agdrv itself (the opener whose scheduling the checks read)
 bg() {
         local n="$1" u="$2"; shift 2
         ${PRE:-} "$AGDRV" --pam "$T" agtest "$u" open env cgroup "$@" wait-file "$T/$n.go" close >"$T/$n.out" 2>&1 &
@@ -55,7 +55,6 @@ bg() {
         eval "PID_$n=$!"
         wait_for "$T/$n.out" '^cgroup='
 }
-val() { sed -n "s/^$1=//p" "$T/$2.out" | head -n1; }
 cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
 # attr PID FIELD: policy, nice or runtime as sched_getattr reports them
 attr() { "$SA" "$1" 2>/dev/null | sed -n "s/.* $2=\([0-9-]*\).*/\1/p"; }

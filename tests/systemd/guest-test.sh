@@ -334,8 +334,11 @@ LING=$(tv linger 1)
 echo "#   right after logout: tab 1's scope $( [ -e "$U1" ] && echo "still holds $(cat "$U1/cgroup.procs" 2>/dev/null | tr '\n' ' ')" || echo gone), nohup'd sleep $LING $(kill -0 "$LING" 2>/dev/null && echo alive || echo gone), user@$ID.service $(systemctl show "user@$ID.service" -p ActiveState --value)"
 # the job lives until the user's manager stops, UserStopDelaySec (10 s) after
 # the user's last session: a loaded host can take longer than that to get here
+# (the scope read first, the manager's state after: a manager still active
+# then was active when the scope was read, whenever it stops afterwards)
+procs1=$(cat "$U1/cgroup.procs" 2>/dev/null)
 if [ "$(systemctl show "user@$ID.service" -p ActiveState --value)" = active ]; then
-        check "tab 1's scope still holds the nohup'd job after logout" sh -c "grep -qx $LING '$U1/cgroup.procs'"
+        check "tab 1's scope still holds the nohup'd job after logout" grep -qx "$LING" <<<"$procs1"
 else
         skip "tab 1's scope still holds the nohup'd job after logout (user@$ID.service already stopped: the host took longer than UserStopDelaySec to get here)"
 fi
