@@ -277,8 +277,9 @@ ldap_cleanup() {
                 LD_HOLDER_PID=""
         fi
         # a SIGKILL is delivered, not waited for (sssd's children exit after
-        # their monitor): up to 10 s for the killed to be gone
-        for p in $(seq 100); do
+        # their monitor; a loaded CI host took more than 10 s): up to 60 s for
+        # the killed to be gone
+        for p in $(seq 600); do
                 [ -z "$(ldap_leftovers)" ] && break
                 sleep 0.1
         done
