@@ -19,6 +19,7 @@ LD_NSLCD_PID=""
 LD_HOLDER_PID=""
 LD_LOGCAP_PID=""
 LD_NS=""                # the lane's mount namespace (readlink of /proc/PID/ns/mnt)
+LD_NS_FD=""             # an fd on it, so that its number stays ours
 LD_STARTED=""           # PID:start-time of every process the lane started
 
 # ldap_lane: the names every directory lane uses: its cgroup root (cleaned
@@ -213,6 +214,11 @@ CONF
         [ -e "$LD/ns.ready" ] || { cat "$LD/ns.log" >&2; return 1; }
         # (the holder's sh has unshared by now: ns.ready is written inside)
         LD_NS=$(readlink "/proc/$LD_HOLDER_PID/ns/mnt" 2>/dev/null)
+        # held open until the script exits: a namespace's number is free for
+        # the next namespace anyone makes once its last user is gone, and a
+        # process of another lane in a namespace with our old number must
+        # not count as ours (nor be killed)
+        exec {LD_NS_FD}<"/proc/$LD_HOLDER_PID/ns/mnt"
 }
 
 # ldap_start_ns NSLCD_CONF_EXTRA...: the namespace for nslcd ("files ldap",
