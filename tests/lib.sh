@@ -227,6 +227,23 @@ owner() { stat -c %U "$1" 2>/dev/null; }
 cgof() { sed -n 's/^[0-9]*:cpu:\(.*\)$/\1/p' "/proc/$1/cgroup" 2>/dev/null; }
 # gone PATH [TENTHS]: wait until PATH is gone (at most TENTHS/10 s, 15 s unless given)
 gone() { local _; for _ in $(seq "${2:-150}"); do [ -e "$1" ] || return 0; sleep 0.1; done; return 1; }
+# exited PID: the process has ended (gone, or a zombie waiting to be reaped:
+# it runs nothing and is in no cgroup's cgroup.procs any more)
+exited() {
+        local s
+        s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+        s=${s##*) }
+        [ "${s%% *}" = Z ]
+}
+# kill_ended PID...: SIGTERM to each, then wait (at most 30 s) until each has
+# exited: a loaded machine can take longer than any fixed sleep
+kill_ended() {
+        local p _
+        kill "$@" 2>/dev/null
+        for p in "$@"; do
+                for _ in $(seq 300); do exited "$p" && break; sleep 0.1; done
+        done
+}
 # pamd_sums [PATH...]: checksums of every file of /etc/pam.d (and PATHs), to
 # show at the end that the host's files never changed
 pamd_sums() { find /etc/pam.d "$@" -type f -print0 | sort -z | xargs -0 sha256sum; }

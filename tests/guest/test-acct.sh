@@ -85,7 +85,7 @@ if have_syslog; then
         log_has "lingering close line" "${PFX}session $SL lingering: user=$UA scope=session cpu_usec=[0-9]+ "
 fi
 check "lingering session stays" test -d "$CG2$SL"
-kill "$LP"; sleep 0.3
+kill_ended "$LP"
 drv "$UA" open close >/dev/null 2>&1
 check "next open/close removed it" test ! -e "$CG2$SL"
 if have_syslog; then

@@ -58,18 +58,9 @@ ldap_leftovers() {
         local e p
         for e in $LD_STARTED; do
                 p=${e%%:*}
-                [ "$(pid_start "$p")" != "${e#*:}" ] || ld_zombie "$p" || echo "$p"
+                [ "$(pid_start "$p")" != "${e#*:}" ] || exited "$p" || echo "$p"
         done
         ldap_ns_pids
-}
-# ld_zombie PID: the process has exited and waits to be reaped (state Z): a
-# daemon's child orphaned by its SIGKILL waits for PID 1, which on some
-# hosts reaps late; it runs nothing
-ld_zombie() {
-        local s
-        s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-        s=${s##*) }
-        [ "${s%% *}" = Z ]
 }
 
 # ldap_private_syslog: when the host's /dev/log is taken (another test's
@@ -262,7 +253,7 @@ ldap_ns_pids() {
         local p
         [ -n "$LD_NS" ] || return 0
         for p in /proc/[0-9]*; do
-                [ "$(readlink "$p/ns/mnt" 2>/dev/null)" != "$LD_NS" ] || ld_zombie "${p#/proc/}" || echo "${p#/proc/}"
+                [ "$(readlink "$p/ns/mnt" 2>/dev/null)" != "$LD_NS" ] || exited "${p#/proc/}" || echo "${p#/proc/}"
         done
 }
 

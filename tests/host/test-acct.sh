@@ -161,7 +161,7 @@ check_eq "status: the closed session is lingering (JSON)" true "$(slinger "$T/st
 check "status table: the closed session is marked lingering" grep -qE "$(basename "$SL") \(lingering\) " "$T/stl.txt"
 as_user "$UA" "$HELPER --root $ROOT status --json" >"$T/stlu.json" 2>&1
 check_eq "status as the user: lingering too" true "$(slinger "$T/stlu.json" "$SL")"
-kill "$LP"; sleep 0.2
+kill_ended "$LP"
 drv "$UA" open close >/dev/null 2>&1
 check "next close of the user swept the emptied mirror" test ! -e "$ACCT$SL"
 check "and the user's mirror group" test ! -e "$AC/user-$IA"
@@ -179,7 +179,7 @@ drv "$UA" open env spawn-user "echo \$\$ > $U/g.pid; exec sleep 300" close >"$T/
 SG=$(val AUTOGROUP_SESSION g)
 wait_for "$U/g.pid" '^[0-9]+$'; GP=$(cat "$U/g.pid"); track_pid "$GP"
 check "lingering session's mirror is there" test -d "$ACCT$SG"
-kill "$GP"; sleep 0.2
+kill_ended "$GP"
 "$HELPER" --root "$ROOT" gc >"$T/gc.out" 2>&1
 check "gc removed the session" test ! -e "$CPU$SG"
 check "gc removed its mirror" test ! -e "$ACCT$SG"

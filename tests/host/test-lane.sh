@@ -179,7 +179,7 @@ check_eq "  no new group beside the tree or in the tree" "$before" "$(beside) | 
 check_eq "  nothing left in the lane" "" "$(cat "$LA/cgroup.procs")"
 
 echo "# 6. the lane goes with the user's last session, not before"
-kill "$A1" 2>/dev/null; sleep 0.2
+kill_ended "$A1"
 bg a2 "$UA"
 closed a
 check_eq "A closed one of two sessions: the lane stays" "$LA" "$(ls -d "$LA" 2>/dev/null)"
@@ -195,7 +195,7 @@ check_eq "B's last close: the user group goes, the lane with B's process stays" 
 log_has "a line says the lane still holds processes" "latency lane of $UB still holds processes"
 $AG gc >/dev/null 2>&1
 check_eq "gc leaves a lane that holds a process" "$LB" "$(ls -d "$LB" 2>/dev/null)"
-kill "$B1" 2>/dev/null; sleep 0.2
+kill_ended "$B1"
 out=$($AG gc 2>&1)
 check_eq "once empty, gc removes it" "" "$(ls -d "$LB" 2>/dev/null)"
 check "  and says so" grep -q "$ROOT.lane-$IB" <<<"$out"

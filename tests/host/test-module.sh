@@ -116,7 +116,7 @@ LP=$(cat "$U/linger.pid"); track_pid "$LP"
 SL=$(val AUTOGROUP_SESSION l)
 check "session with a lingering process stays" test -d "$CPU$SL/login"
 log_has "leftover session is logged" "still holds processes"
-kill "$LP"; sleep 0.2
+kill_ended "$LP"
 drv agtest "$UA" open close >/dev/null 2>&1
 check "next open/close of the user removed the emptied session" test ! -e "$CPU$SL"
 check "and the user group" test ! -e "$CPU/$ROOT/user-$IA"
