@@ -402,7 +402,11 @@ kill "$BLP" 2>/dev/null
 echo "# 6. cleanup"
 for n in a b c d; do touch "$T/$n.go"; done
 for n in a b c d rt ni ne; do eval "wait \$PID_$n" 2>/dev/null; done
-for u in "$UA" "$UB" "$UC" "$UD" "$UE"; do pkill -KILL -u "$u" 2>/dev/null; done; sleep 0.3
+for u in "$UA" "$UB" "$UC" "$UD" "$UE"; do pkill -KILL -u "$u" 2>/dev/null; done
+for _ in $(seq 300); do
+        left=; for p in $(pgrep -u "$UA,$UB,$UC,$UD,$UE"); do exited "$p" || left=1; done
+        [ -z "$left" ] && break; sleep 0.1
+done
 $AG gc >/dev/null 2>&1
 check_eq "no user group left behind" "" "$(ls -d "$CG"/user-* 2>/dev/null)"
 finish
