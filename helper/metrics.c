@@ -483,10 +483,31 @@ static void copy_values(AgStatusNode *dst, const AgStatusNode *n) {
         dst->lane = NULL;
 }
 
+/* The latency lane of the user node u, when the tree has one. */
+static int add_lane_node(AgMetrics *m, size_t ri, const AgStatusNode *u) {
+        AgMetricsGroup *g;
+        int r;
+
+        if (!u->lane)
+                return 0;
+        r = group_add(m, ri, false, "", &g);
+        if (r < 0)
+                return r;
+        copy_values(&g->v, u->lane);
+        g->is_lane = true;
+        g->uid = u->uid;
+        g->sessions = g->leaves = -1;
+        if (u->user_name && !(g->user = strdup(u->user_name)))
+                return -ENOMEM;
+        return 0;
+}
+
 static int add_user_node(AgMetrics *m, size_t ri, const AgStatusNode *u, const char *pool) {
         AgMetricsGroup *g;
-        int r = group_add(m, ri, false, pool, &g);
+        int r = add_lane_node(m, ri, u);
 
+        if (r >= 0)
+                r = group_add(m, ri, false, pool, &g);
         if (r < 0)
                 return r;
         copy_values(&g->v, u);
