@@ -47,8 +47,9 @@ void log_removed(struct module_events *ev, const char *path, const AgCpuUsage *u
          * to now (its open time is another login's: wall unknown); the
          * user's latency lane (v1 cpu,cpuacct): what it used since made */
         if (usage)
-                log_session_end(ev, path, ag_lane_path_uid(path, NULL) >= 0 ? AG_ACCT_SCOPE_LANE : AG_ACCT_SCOPE_SESSION,
-                                usage, -1, "removed", ev->by);
+                log_session_end(ev, path,
+                                ag_lane_path_uid(path, NULL) >= 0 ? AG_ACCT_SCOPE_LANE : AG_ACCT_SCOPE_SESSION, usage,
+                                -1, "removed", ev->by);
 }
 
 static const char *max_unit(long max_pct) {
@@ -312,9 +313,9 @@ int closed_session(struct module_events *ev, const AgLogin *l, const AgLoginEnd 
         const char *mount = l->hierarchy->mount, *path = l->session->path;
 
         /* CPU accounting: the one line and audit record with what the session used */
-        log_session_end(ev, path, l->session->name ? AG_ACCT_SCOPE_SESSION : AG_ACCT_SCOPE_USER, end->have_usage ? &end->usage : NULL,
-                        l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1, end->lingering ? "lingering" : "closed",
-                        "close");
+        log_session_end(ev, path, l->session->name ? AG_ACCT_SCOPE_SESSION : AG_ACCT_SCOPE_USER,
+                        end->have_usage ? &end->usage : NULL, l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1,
+                        end->lingering ? "lingering" : "closed", "close");
         if (module_warned(ev, AG_WARN_LANE, NULL) == -EBUSY)
                 pam_syslog(ev->pamh, LOG_INFO, "the latency lane of %s still holds processes, left for a later "
                            "close or autogroup gc", ev->user);

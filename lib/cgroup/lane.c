@@ -265,8 +265,7 @@ int ag_lane_gc(int mfd, int rfd, const char *root, const AgEvents *events) {
 }
 
 int ag_lane_apply(const AgHierarchy *h, int mfd, const char *root,
-                  int (*policy_for)(void *userdata, uid_t uid, AgPolicy *ret), void *userdata,
-                  unsigned *ret_failed) {
+                  int (*policy_for)(void *userdata, uid_t uid, AgPolicy *ret), void *userdata, unsigned *ret_failed) {
         struct dirent *de;
         unsigned seen = 0, failed = 0;
         int n = 0, r;

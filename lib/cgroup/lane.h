@@ -76,8 +76,7 @@ int ag_lane_make(const AgHierarchy *h, int mfd, const char *root, uid_t uid, gid
  * Returns the number of lanes written and checked, or -errno; *ret_failed
  * (may be NULL) counts the lanes the kernel refused. */
 int ag_lane_apply(const AgHierarchy *h, int mfd, const char *root,
-                  int (*policy_for)(void *userdata, uid_t uid, AgPolicy *ret), void *userdata,
-                  unsigned *ret_failed);
+                  int (*policy_for)(void *userdata, uid_t uid, AgPolicy *ret), void *userdata, unsigned *ret_failed);
 
 /* Root: removes the lane of uid below mfd when the user has no group left
  * in the place pfd (user-<uid> gone; pfd < 0: not checked). 1 removed, 0

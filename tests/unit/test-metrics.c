@@ -569,14 +569,16 @@ static void test_lane(void **state) {
         snprintf(line, sizeof line, "%.*s", (int) (nl - row), row);
         /* its columns: weight, shares, cap, idle, processes, CPU */
         char w[16], sh[16], cap[16], idle[16], procs[16], cpu[16];
-        assert_int_equal(sscanf(strstr(line, ")") + 1, "%15s %15s %15s %15s %15s %15s", w, sh, cap, idle, procs, cpu), 6);
+        assert_int_equal(sscanf(strstr(line, ")") + 1, "%15s %15s %15s %15s %15s %15s", w, sh, cap, idle, procs, cpu),
+                         6);
         assert_string_equal(w, "100");
         assert_string_equal(sh, "1024");
         assert_string_equal(cap, "10%");
         assert_string_equal(idle, "no");
         assert_string_equal(procs, "2");
         assert_string_equal(cpu, "3.000s");
-        assert_non_null(strstr(out, "\nA latency lane's time is its own, beside the tree: not in its user's group's.\n"));
+        assert_non_null(strstr(out, "\nA latency lane's time is its own, beside the tree: not in its user's "
+                                    "group's.\n"));
         free(out);
         ag_status_free(s);
 }
