@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "escape.h"
+#include "lane.h"
 #include "metrics.h"
 #include "place.h"
 #include "session.h"
@@ -43,34 +44,41 @@ typedef enum What {
 } What;
 
 typedef struct Family {
-        const char *name;              /* after "autogroup_user_" or "autogroup_pool_" */
+        const char *name;              /* after "autogroup_user_", "autogroup_pool_" or "autogroup_lane_" */
         const char *type;
         const char *help;
         What what;
+        const char *lane_help;         /* the lanes' series of the family; NULL: none */
 } Family;
 
 static const Family families[] = {
         { "cpu_seconds_total", "counter",
-          "CPU time used in the group since it was made, its ended sessions' included.", W_CPU },
+          "CPU time used in the group since it was made, its ended sessions' included.", W_CPU,
+          "CPU time used in the user's latency lane since it was made (cgroup v1 with cpuacct mounted with cpu "
+          "only: with cpuacct apart it counts in the user's group)." },
         { "cpu_periods_total", "counter",
-          "Enforcement periods of the group's cap with runnable tasks (cpu.stat nr_periods).", W_PERIODS },
+          "Enforcement periods of the group's cap with runnable tasks (cpu.stat nr_periods).", W_PERIODS,
+          "Enforcement periods of the lane's cap (lane-cap) with runnable tasks (cpu.stat nr_periods)." },
         { "cpu_throttled_periods_total", "counter",
-          "Periods in which the group used up its cap (cpu.stat nr_throttled).", W_THROTTLED },
+          "Periods in which the group used up its cap (cpu.stat nr_throttled).", W_THROTTLED,
+          "Periods in which the user's latency lane used up its cap (cpu.stat nr_throttled)." },
         { "cpu_throttled_seconds_total", "counter",
           "Time the group's tasks were held back by its cap (cpu.stat throttled_usec, v1 throttled_time).",
-          W_THROTTLED_SEC },
+          W_THROTTLED_SEC, "Time the lane's tasks were held back by its cap (cpu.stat throttled_time)." },
         { "weight", "gauge",
           "CPU weight (1..10000; cgroup v1: cpu.shares * 100 / 1024 rounded); 0 for an idle group "
-          "(autogroup_*_idle 1: the kernel gives it the weight of SCHED_IDLE).", W_WEIGHT },
-        { "cap_cpus", "gauge", "CPU cap in CPUs (cpu.max quota / period; +Inf: none).", W_CAP },
-        { "idle", "gauge", "1 when the group runs only when nobody else wants the CPU (cpu.idle).", W_IDLE },
+          "(autogroup_*_idle 1: the kernel gives it the weight of SCHED_IDLE).", W_WEIGHT, NULL },
+        { "cap_cpus", "gauge", "CPU cap in CPUs (cpu.max quota / period; +Inf: none).", W_CAP,
+          "The cap of the user's latency lane in CPUs (lane-cap: cpu.cfs_quota_us / cpu.cfs_period_us; "
+          "+Inf: none)." },
+        { "idle", "gauge", "1 when the group runs only when nobody else wants the CPU (cpu.idle).", W_IDLE, NULL },
         { "sessions", "gauge",
           "Sessions (session groups, a lingering one too: its login closed, processes outlived it; "
-          "a user with sessions no counts 1 while logged in).", W_SESSIONS },
+          "a user with sessions no counts 1 while logged in).", W_SESSIONS, NULL },
         { "leaves", "gauge",
           "Leaves of the sessions but login/ (root's leaf-N and class-CLASS, a delegated session's own; "
-          "systemd: the terminals' and commands' scopes).", W_LEAVES },
-        { "users", "gauge", "User groups in the pool.", W_USERS },
+          "systemd: the terminals' and commands' scopes).", W_LEAVES, NULL },
+        { "users", "gauge", "User groups in the pool.", W_USERS, NULL },
 };
 
 static int group_add(AgMetrics *m, size_t root, bool is_pool, const char *pool, AgMetricsGroup **ret) {
@@ -378,6 +386,47 @@ static int walk_place(const Walk *w, int fd, int afd, const char *pool) {
         return r;
 }
 
+/* The latency lanes (v1) of the users groups first..m->n_groups hold:
+ * "<root>.lane-<uid>" beside the tree, root's, each once. Their values as
+ * a user group's; their CPU time where cpuacct is mounted with cpu (with
+ * cpuacct apart a lane has no mirror: its time counts in the user's). */
+static int walk_lanes(const Walk *w, int mfd, const char *root, size_t first) {
+        size_t last = w->m->n_groups;
+
+        for (size_t i = first; i < last; i++) {
+                _cleanup_close_ int lfd = -1;
+                AgMetricsGroup *g;
+                uid_t uid = w->m->groups[i].uid;
+                bool seen = false;
+                long long ns;
+                int r;
+
+                if (w->m->groups[i].is_pool)
+                        continue;
+                for (size_t k = last; k < w->m->n_groups && !seen; k++)
+                        seen = w->m->groups[k].uid == uid;
+                if (seen || ag_lane_open_at(mfd, root, uid, &lfd) < 0)
+                        continue;
+                if ((r = group_add(w->m, w->root, false, "", &g)) < 0)
+                        return r;
+                /* group_add may move the array */
+                const AgMetricsGroup *u = &w->m->groups[i];
+                g->is_lane = true;
+                g->uid = uid;
+                if (u->user && !(g->user = strdup(u->user)))
+                        return -ENOMEM;
+                ag_status_read_policy(1, lfd, &g->v, true, w->fds);
+                g->v.procs = -1;
+                if (w->acct_here && ag_read_ll(lfd, "cpuacct.usage", &ns, w->fds) >= 0 && ns >= 0)
+                        g->v.cpu_usec = ns / 1000;
+                g->sessions = g->leaves = -1;
+                ag_fd_batch_add(w->fds, take_fd(&lfd));
+                if (w->fds->n > AG_FD_BATCH_MAX - 8)
+                        ag_fd_batch_close(w->fds);
+        }
+        return 0;
+}
+
 int ag_metrics_collect(AgMetrics *m, const AgHierarchy *h, const char *root, uid_t only_uid) {
         _cleanup_close_ int mfd = -1, rfd = -1, amfd = -1, arfd = -1;
         _cleanup_free_ char *acct_mount = NULL;
@@ -406,7 +455,10 @@ int ag_metrics_collect(AgMetrics *m, const AgHierarchy *h, const char *root, uid
         AgFdBatch fds = {};
         Walk w = { .m = m, .version = h->version, .acct_here = source == AG_ACCT_IN_CPU, .root = ri,
                    .only_uid = only_uid, .pw = &pw, .fds = &fds };
+        size_t first = m->n_groups;
         r = walk_place(&w, rfd, arfd, NULL);
+        if (r >= 0 && h->version == 1)
+                r = walk_lanes(&w, mfd, root, first);
         ag_fd_batch_close(&fds);
         pw_done(&pw);
         return r;
@@ -428,12 +480,34 @@ static void copy_values(AgStatusNode *dst, const AgStatusNode *n) {
         dst->name = dst->path = dst->user_name = NULL;
         dst->children = NULL;
         dst->n_children = 0;
+        dst->lane = NULL;
+}
+
+/* The latency lane of the user node u, when the tree has one. */
+static int add_lane_node(AgMetrics *m, size_t ri, const AgStatusNode *u) {
+        AgMetricsGroup *g;
+        int r;
+
+        if (!u->lane)
+                return 0;
+        r = group_add(m, ri, false, "", &g);
+        if (r < 0)
+                return r;
+        copy_values(&g->v, u->lane);
+        g->is_lane = true;
+        g->uid = u->uid;
+        g->sessions = g->leaves = -1;
+        if (u->user_name && !(g->user = strdup(u->user_name)))
+                return -ENOMEM;
+        return 0;
 }
 
 static int add_user_node(AgMetrics *m, size_t ri, const AgStatusNode *u, const char *pool) {
         AgMetricsGroup *g;
-        int r = group_add(m, ri, false, pool, &g);
+        int r = add_lane_node(m, ri, u);
 
+        if (r >= 0)
+                r = group_add(m, ri, false, pool, &g);
         if (r < 0)
                 return r;
         copy_values(&g->v, u);
@@ -596,6 +670,7 @@ static void label(FILE *f, const char *name, const char *v, bool first) {
 /* The labels of group g, escaped once for all its series:
  * {root="...",pool="..."[,uid="...",user="..."]}. NULL when out of memory. */
 static char *group_labels(const AgMetrics *m, const AgMetricsGroup *g) {
+        /* (a lane: root, uid, user; it is in no pool) */
         char *buf = NULL;
         size_t size = 0;
         FILE *f = open_memstream(&buf, &size);
@@ -603,7 +678,8 @@ static char *group_labels(const AgMetrics *m, const AgMetricsGroup *g) {
         if (!f)
                 return NULL;
         label(f, "root", m->roots[g->root].name, true);
-        label(f, "pool", g->pool, false);
+        if (!g->is_lane)
+                label(f, "pool", g->pool, false);
         if (!g->is_pool) {
                 char uid[32];
                 snprintf(uid, sizeof uid, "%ju", (uintmax_t) g->uid);
@@ -618,21 +694,30 @@ static char *group_labels(const AgMetrics *m, const AgMetricsGroup *g) {
         return buf;
 }
 
-static void print_family(FILE *f, const AgMetrics *m, char *const *labels, const Family *fam, bool pools) {
-        const char *kind = pools ? "pool" : "user";
+typedef enum Kind { K_USER, K_POOL, K_LANE } Kind;
+
+static Kind kind_of(const AgMetricsGroup *g) {
+        return g->is_pool ? K_POOL : g->is_lane ? K_LANE : K_USER;
+}
+
+static void print_family(FILE *f, const AgMetrics *m, char *const *labels, const Family *fam, Kind k) {
+        static const char *const kinds[] = { [K_USER] = "user", [K_POOL] = "pool", [K_LANE] = "lane" };
         char buf[64], series[96];
         bool any = false;
 
+        if (k == K_LANE && !fam->lane_help)
+                return;
         for (size_t i = 0; i < m->n_groups && !any; i++)
-                any = m->groups[i].is_pool == pools && labels[i] && value(&m->groups[i], fam->what, buf, sizeof buf);
+                any = kind_of(&m->groups[i]) == k && labels[i] && value(&m->groups[i], fam->what, buf, sizeof buf);
         if (!any)
                 return;
-        snprintf(series, sizeof series, "autogroup_%s_%s", kind, fam->name);
-        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", series, fam->help, series, fam->type);
+        snprintf(series, sizeof series, "autogroup_%s_%s", kinds[k], fam->name);
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", series, k == K_LANE ? fam->lane_help : fam->help, series,
+                fam->type);
         for (size_t i = 0; i < m->n_groups; i++) {
                 const AgMetricsGroup *g = &m->groups[i];
 
-                if (g->is_pool != pools || !labels[i] || !value(g, fam->what, buf, sizeof buf))
+                if (kind_of(g) != k || !labels[i] || !value(g, fam->what, buf, sizeof buf))
                         continue;
                 fputs(series, f);
                 fputs(labels[i], f);
@@ -677,9 +762,11 @@ void ag_metrics_print(AgMetrics *m, FILE *f) {
                 labels[i] = group_labels(m, &m->groups[i]);
         for (size_t i = 0; i < ELEMENTSOF(families); i++)
                 if (families[i].what != W_USERS)
-                        print_family(f, m, labels, &families[i], false);
+                        print_family(f, m, labels, &families[i], K_USER);
         for (size_t i = 0; i < ELEMENTSOF(families); i++)
-                print_family(f, m, labels, &families[i], true);
+                print_family(f, m, labels, &families[i], K_POOL);
+        for (size_t i = 0; i < ELEMENTSOF(families); i++)
+                print_family(f, m, labels, &families[i], K_LANE);
         for (size_t i = 0; i < m->n_groups; i++)
                 free(labels[i]);
         free(labels);

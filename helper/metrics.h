@@ -22,6 +22,7 @@ typedef struct AgMetricsRoot {
 typedef struct AgMetricsGroup {
         size_t root;                   /* index in AgMetrics.roots */
         bool is_pool;
+        bool is_lane;                  /* a user's latency lane beside the tree (lane.h): uid, user; pool "" */
         char *pool;                    /* "" for none */
         uid_t uid;                     /* users */
         char *user;                    /* users; NULL when NSS does not know the uid */
@@ -39,7 +40,9 @@ typedef struct AgMetrics {
 /* Adds the pools and user groups below root (cgroupfs mode) to m: only
  * their own values and, below each user group, the sessions and leaves
  * counted from directory entries and link counts, no group below a user
- * group opened (bounded like status). only_uid: (uid_t) -1 for every user. */
+ * group opened (bounded like status); and the latency lane of each user
+ * with a user group, when there is one (cgroup v1: one open by name).
+ * only_uid: (uid_t) -1 for every user. */
 int ag_metrics_collect(AgMetrics *m, const AgHierarchy *h, const char *root, uid_t only_uid);
 /* Adds what a collected tree holds (the systemd mode's user slices). */
 int ag_metrics_add_status(AgMetrics *m, const AgStatus *s);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "acct.h"
+#include "lane.h"
 #include "status.h"
 #include "pool.h"
 #include "session.h"
@@ -24,6 +25,9 @@
 
 typedef struct Ctx {
         const AgHierarchy *h;
+        int mfd;                       /* the hierarchy's root: the latency lanes are there */
+        const char *root;
+        bool lanes;                    /* a lane was found */
         int acct_fd;                   /* v1: mount of a separate cpuacct hierarchy (the mirrors, lib/cgroup/acct.c), or -1 */
         bool acct_here;                /* v2, or v1 with cpuacct co-mounted with cpu */
         unsigned n_nodes;              /* pools and user groups */
@@ -177,6 +181,7 @@ static void session_lingering(const AgStatusNode *user, AgStatusNode *s, int sfd
 static void node_free(AgStatusNode *n) {
         if (!n)
                 return;
+        node_free(n->lane);
         for (size_t i = 0; i < n->n_children; i++)
                 node_free(n->children[i]);
         free(n->children);
@@ -305,6 +310,36 @@ static int add_child(Ctx *c, AgStatusNode *n, const char *name, bool below_user,
         return 0;
 }
 
+/* The latency lane of the user group u (lane.h), beside the tree: its
+ * values as any group's. Its CPU time is its own where cpuacct is mounted
+ * with cpu; with cpuacct apart it has no mirror (its processes stay in their
+ * sessions' mirrors, which count them): unknown. */
+static int collect_lane(Ctx *c, AgStatusNode *u) {
+        _cleanup_close_ int lfd = -1;
+        char name[AG_ROOT_NAME_MAX + 32];
+        AgStatusNode *n;
+        int r;
+
+        if (c->h->version != 1 || c->mfd < 0 || ag_lane_name(c->root, u->uid, name, sizeof name) < 0 ||
+            ag_lane_open_at(c->mfd, c->root, u->uid, &lfd) < 0)
+                return 0;
+        r = node_new(c, "", name, 1, false, &n);
+        if (r < 0)
+                return r == -E2BIG ? 0 : r;
+        n->is_lane = true;
+        if (c->acct_fd >= 0) {
+                /* no mirror of the lane: not read there */
+                int afd = c->acct_fd;
+                c->acct_fd = -1;
+                read_values(c, lfd, n);
+                c->acct_fd = afd;
+        } else
+                read_values(c, lfd, n);
+        u->lane = n;
+        c->lanes = true;
+        return 0;
+}
+
 static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
         char **names = NULL;
         size_t n_names = 0;
@@ -356,6 +391,8 @@ static int collect(Ctx *c, int fd, AgStatusNode *n, uid_t only_uid) {
                 }
                 if (r >= 0)
                         r = collect(c, cfd, child, only_uid);
+                if (r >= 0 && user_level)
+                        r = collect_lane(c, child);
                 /* below a user group: its sessions */
                 if (r >= 0 && n->is_user)
                         session_lingering(n, child, cfd);
@@ -377,7 +414,7 @@ int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, Ag
         _cleanup_close_ int mfd = -1, rfd = -1, afd = -1;
         _cleanup_free_ char *acct_mount = NULL;
         AgStatus *s;
-        Ctx c = { .h = h, .acct_fd = -1 };
+        Ctx c = { .h = h, .acct_fd = -1, .mfd = -1, .root = root };
         int r;
 
         r = ag_hierarchy_open(h, &mfd);
@@ -425,7 +462,9 @@ int ag_status_collect(const AgHierarchy *h, const char *root, uid_t only_uid, Ag
                 return -ENOMEM;
         }
         c.n_nodes = 1;
+        c.mfd = mfd;
         r = collect(&c, rfd, s->tree, only_uid);
+        s->lanes = c.lanes;
         if (r < 0) {
                 ag_status_free(s);
                 return r;

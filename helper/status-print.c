@@ -84,7 +84,12 @@ static void fill_row(Row *row, const AgStatusNode *n) {
 
         if (n->depth == 0)
                 row->label_width = sanitize(n->path, row->label, sizeof row->label);
-        else {
+        else if (n->is_lane) {
+                /* beside the tree: its path from the hierarchy's root */
+                sanitize(n->path, name, sizeof name);
+                snprintf(row->label, sizeof row->label, "%s (latency lane)", name);
+                row->label_width = strlen(row->label);
+        } else {
                 sanitize(n->name, name, sizeof name);
                 if (n->is_user && n->user_name) {
                         char user[256];
@@ -115,8 +120,11 @@ static void fill_row(Row *row, const AgStatusNode *n) {
 }
 
 static int build_rows(Rows *rows, const AgStatusNode *n, const char *prefix, size_t prefix_width, bool unicode) {
-        for (size_t i = 0; i < n->n_children + (n->truncated ? 1 : 0); i++) {
-                bool last = i + 1 == n->n_children + (n->truncated ? 1 : 0);
+        /* the children, then a user's latency lane, then "..." */
+        size_t n_rows = n->n_children + (n->lane ? 1 : 0) + (n->truncated ? 1 : 0);
+
+        for (size_t i = 0; i < n_rows; i++) {
+                bool last = i + 1 == n_rows;
                 const char *branch = unicode ? (last ? "└─" : "├─") : (last ? "`-" : "|-");
                 const char *cont = unicode ? (last ? "  " : "│ ") : (last ? "  " : "| ");
                 Row *row = row_add(rows);
@@ -127,7 +135,11 @@ static int build_rows(Rows *rows, const AgStatusNode *n, const char *prefix, siz
                         return -ENOMEM;
                 }
                 row->prefix_width = prefix_width + 2;
-                if (i == n->n_children) {
+                if (i == n->n_children && n->lane) {
+                        fill_row(row, n->lane);
+                        continue;
+                }
+                if (i >= n->n_children) {
                         /* the bounds stopped the listing */
                         snprintf(row->label, sizeof row->label, "...");
                         row->label_width = 3;
@@ -156,10 +168,14 @@ static void print_footer(const AgStatus *s, FILE *f) {
         else if (s->acct_mount)
                 fprintf(f, "\ncgroup v1 at %s; CPU time from cpuacct.usage of the same group in the cpuacct "
                         "hierarchy at %s,\nwhich mirrors sessions and the levels above them: a leaf's time counts "
-                        "in its session's (\"-\" for leaves).\n", s->mount, s->acct_mount);
+                        "in its session's (\"-\" for leaves).\n%s", s->mount, s->acct_mount,
+                        s->lanes ? "A latency lane has no mirror: its processes' time counts in their sessions' "
+                                   "(\"-\" for lanes).\n" : "");
         else if (s->cpu_source)
                 fprintf(f, "\ncgroup v1 at %s; CPU time from cpuacct.usage of each group (cpu and cpuacct "
-                        "mounted together).\n", s->mount);
+                        "mounted together).\n%s", s->mount,
+                        s->lanes ? "A latency lane's time is its own, beside the tree: not in its user's group's.\n"
+                                 : "");
         else
                 fprintf(f, "\ncgroup v1 at %s; no cpuacct hierarchy, so no CPU time.\n", s->mount);
         if (s->only_one_user)
@@ -244,6 +260,40 @@ static void json_num(FILE *f, const char *key, long long v, bool valid) {
                 fputs("null", f);
 }
 
+/* A group's values, from "weight" to "cpu_usec". */
+static void json_values(FILE *f, const AgStatus *s, const AgStatusNode *n) {
+        json_num(f, "weight", n->weight, n->weight >= 0);
+        if (s->version == 1)
+                json_num(f, "shares", n->shares, n->shares >= 0);
+        if (n->quota_us == -1)
+                fputs(",\"cap_percent\":null,\"quota_us\":null", f);
+        else {
+                json_num(f, "cap_percent", n->period_us ? n->quota_us * 100 / (long long) n->period_us : 0,
+                         n->quota_us >= 0 && n->period_us > 0);
+                json_num(f, "quota_us", n->quota_us, n->quota_us >= 0);
+        }
+        json_num(f, "period_us", (long long) n->period_us, n->period_us > 0);
+        fprintf(f, ",\"idle\":%s", n->idle < 0 ? "null" : n->idle ? "true" : "false");
+        json_num(f, "procs", n->procs, n->procs >= 0);
+        json_num(f, "cpu_usec", n->cpu_usec, n->cpu_usec >= 0);
+}
+
+/* A user's latency lane: {"name","path","kind":"lane", its values}, or null. */
+static void json_lane(FILE *f, const AgStatus *s, const AgStatusNode *lane) {
+        fputs(",\"lane\":", f);
+        if (!lane) {
+                fputs("null", f);
+                return;
+        }
+        fputs("{\"name\":", f);
+        ag_json_string(f, lane->name);
+        fputs(",\"path\":", f);
+        ag_json_string(f, lane->path);
+        fputs(",\"kind\":\"lane\"", f);
+        json_values(f, s, lane);
+        fputc('}', f);
+}
+
 static void json_node(FILE *f, const AgStatus *s, const AgStatusNode *n) {
         static const char *const kinds[] = { "root", "user", "session", "leaf" };
 
@@ -261,23 +311,11 @@ static void json_node(FILE *f, const AgStatus *s, const AgStatusNode *n) {
                         ag_json_string(f, n->user_name);
                 else
                         fputs("null", f);
+                json_lane(f, s, n->lane);
         }
         if (n->is_session)
                 fprintf(f, ",\"lingering\":%s", n->lingering < 0 ? "null" : n->lingering ? "true" : "false");
-        json_num(f, "weight", n->weight, n->weight >= 0);
-        if (s->version == 1)
-                json_num(f, "shares", n->shares, n->shares >= 0);
-        if (n->quota_us == -1)
-                fputs(",\"cap_percent\":null,\"quota_us\":null", f);
-        else {
-                json_num(f, "cap_percent", n->period_us ? n->quota_us * 100 / (long long) n->period_us : 0,
-                         n->quota_us >= 0 && n->period_us > 0);
-                json_num(f, "quota_us", n->quota_us, n->quota_us >= 0);
-        }
-        json_num(f, "period_us", (long long) n->period_us, n->period_us > 0);
-        fprintf(f, ",\"idle\":%s", n->idle < 0 ? "null" : n->idle ? "true" : "false");
-        json_num(f, "procs", n->procs, n->procs >= 0);
-        json_num(f, "cpu_usec", n->cpu_usec, n->cpu_usec >= 0);
+        json_values(f, s, n);
         fprintf(f, ",\"truncated\":%s,\"children\":[", n->truncated ? "true" : "false");
         for (size_t i = 0; i < n->n_children; i++) {
                 if (i > 0)

@@ -49,6 +49,11 @@ struct AgStatusNode {
         int lingering;                 /* sessions: 1 its login closed (what runs outlived it), 0 open, -1 unknown */
         AgStatusNode **children;
         size_t n_children;
+        /* a user group: the user's latency lane beside the tree (lane.h),
+         * "/<root>.lane-<uid>", when there is one (NULL: none); its own
+         * values, not among the children */
+        AgStatusNode *lane;
+        bool is_lane;
 };
 
 typedef struct AgStatus {
@@ -61,6 +66,7 @@ typedef struct AgStatus {
         AgStatusNode *tree;            /* NULL when <root> does not exist */
         char *acct_mount;              /* v1: the separate cpuacct hierarchy whose mirrors give CPU time, or NULL */
         bool systemd;                  /* the systemd mode's units (status-systemd.c), root "/user.slice" */
+        bool lanes;                    /* a user shown has a latency lane */
 } AgStatus;
 
 /* Has the login of a session of uid closed? fd: the group the login's own

@@ -22,6 +22,7 @@
 #include <libaudit.h>
 #endif
 #include "container.h"
+#include "lane.h"
 #include "session.h"
 #include "systemd.h"
 #include "util.h"
@@ -50,9 +51,11 @@ static uid_t path_owner(const char *path, const char **ret_name) {
         *ret_name = "?";
         if (!copy)
                 return uid;
-        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
-                if (ag_user_group_parse(c, &uid) >= 0)
-                        break;
+        /* a latency lane, "/<root>.lane-<uid>" (lane.h) */
+        if (ag_lane_path_uid(path, &uid) < 0)
+                for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
+                        if (ag_user_group_parse(c, &uid) >= 0)
+                                break;
         pw = uid != (uid_t) -1 ? getpwuid(uid) : NULL;
         if (pw)
                 *ret_name = pw->pw_name;
@@ -96,15 +99,18 @@ static void print_removed(void *userdata, const char *path, const AgCpuUsage *us
         printf("removed %s\n", path);
         syslog(LOG_DEBUG, "removed %s", path);
         gc_audit(g, "autogroup-remove", uid, user, path, NULL);
-        /* its open time is the login's, unknown here: wall_usec=? */
+        /* its open time is the login's, unknown here: wall_usec=?; a lane
+         * with CPU time of its own (v1 cpu,cpuacct): what it used since made */
         if (usage && ag_acct_format(usage, -1, fields, sizeof fields) >= 0) {
+                bool lane = ag_lane_path_uid(path, NULL) >= 0;
                 AgAcctRecord ar = { .cgroup = path, .state = "removed", .user = strcmp(user, "?") ? user : NULL,
-                                    .uid = uid, .by = "gc", .usage = usage, .wall_usec = -1 };
+                                    .uid = uid, .scope = lane ? AG_ACCT_SCOPE_LANE : AG_ACCT_SCOPE_SESSION,
+                                    .by = "gc", .usage = usage, .wall_usec = -1 };
                 char record[AG_ACCT_RECORD_MAX];
 
                 if (ag_acct_record_format(&ar, record, sizeof record) >= 0)
                         syslog(LOG_INFO, "%s", record);
-                snprintf(extra, sizeof extra, "state=removed %s", fields);
+                snprintf(extra, sizeof extra, "state=removed %s%s", lane ? "scope=lane " : "", fields);
                 gc_audit(g, "autogroup-session-end", uid, user, path, extra);
         }
 }
@@ -189,6 +195,26 @@ static void gc_apply(const AgHierarchy *h, const char *root, const char *pam_dir
         printf("applied the configuration to %d group%s below %s%s\n", r, r == 1 ? "" : "s", root,
                failed ? " (the kernel refused some: see autogroup explain)" : "");
         syslog(LOG_INFO, "gc --apply: the configuration applied to %d group%s below %s, %u refused", r,
+               r == 1 ? "" : "s", root, failed);
+
+        /* the users' latency lanes beside <root> (lane.h): their lane-cap */
+        _cleanup_close_ int mfd = -1;
+        failed = 0;
+        r = ag_hierarchy_open(h, &mfd);
+        if (r >= 0 && h->version == 1 && h->has_cpu)
+                r = ag_lane_apply(h, mfd, root, apply_policy_for, &c, &failed);
+        else if (r >= 0)
+                return;                 /* no lanes on cgroup v2 */
+        if (r < 0) {
+                printf("gc --apply beside %s: %s\n", root, strerror(-r));
+                syslog(LOG_ERR, "gc --apply of the latency lanes beside %s: %s", root, strerror(-r));
+                return;
+        }
+        if (r == 0 && failed == 0)
+                return;
+        printf("applied lane-cap to %d latency lane%s beside %s%s\n", r, r == 1 ? "" : "s", root,
+               failed ? " (the kernel refused some: see autogroup explain)" : "");
+        syslog(LOG_INFO, "gc --apply: lane-cap applied to %d latency lane%s beside %s, %u refused", r,
                r == 1 ? "" : "s", root, failed);
 }
 

@@ -113,14 +113,15 @@ void watch_start(pam_handle_t *pamh, const struct module_ctl *ctl, const char *u
 
 /* ---- the lines (report.c) */
 /* a group a sweep removed: the debug line, the audit record and, for a
- * session that outlived its close, its end (log_session_end) */
+ * session that outlived its close or a latency lane with CPU time of its
+ * own (usage not NULL), its end (log_session_end, scope lane for a lane) */
 void log_removed(struct module_events *ev, const char *path, const AgCpuUsage *usage);
 /* The accounting record (ag_acct_record_format) and audit record of a
  * session's end (doc/design.md, "CPU accounting"): state "closed" or
  * "lingering" at close, "removed" when a lingering session (or one whose
  * login never closed) goes later; by names the writer. u NULL or a field
  * < 0: "?"; wall_usec < 0: "?". */
-void log_session_end(struct module_events *ev, const char *path, bool user_scope, const AgCpuUsage *u,
+void log_session_end(struct module_events *ev, const char *path, AgAcctScope scope, const AgCpuUsage *u,
                      long long wall_usec, const char *state, const char *by);
 /* open: the debug lines of the policy; the pool a systemd login cannot have */
 void log_policy(pam_handle_t *pamh, const struct module_ctl *ctl, const char *user, const AgLogin *l,

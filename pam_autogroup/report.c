@@ -15,6 +15,7 @@
 #include <security/pam_ext.h>
 
 #include "escape.h"
+#include "lane.h"
 #include "module.h"
 #include "util.h"
 
@@ -22,17 +23,17 @@
  * byte outside printable ASCII is escaped (escape.h); longer ones are cut. */
 #define LOG_PATH_MAX 2048
 
-void log_session_end(struct module_events *ev, const char *path, bool user_scope, const AgCpuUsage *u,
+void log_session_end(struct module_events *ev, const char *path, AgAcctScope scope, const AgCpuUsage *u,
                      long long wall_usec, const char *state, const char *by) {
         AgAcctRecord ar = { .cgroup = path, .state = state, .user = ev->user, .uid = ev->uid,
-                            .user_scope = user_scope, .by = by, .usage = u, .wall_usec = wall_usec };
+                            .scope = scope, .by = by, .usage = u, .wall_usec = wall_usec };
         char fields[200], extra[240], record[AG_ACCT_RECORD_MAX];
 
         if (ag_acct_format(u, wall_usec, fields, sizeof fields) < 0)
                 return;
         if (ev->ctl->acctlog != ACCT_LOG_OFF && ag_acct_record_format(&ar, record, sizeof record) >= 0)
                 pam_syslog(ev->pamh, ev->ctl->acctlog == ACCT_LOG_DEBUG ? LOG_DEBUG : LOG_INFO, "%s", record);
-        snprintf(extra, sizeof extra, "state=%s %s", state, fields);
+        snprintf(extra, sizeof extra, "state=%s %s%s", state, scope == AG_ACCT_SCOPE_LANE ? "scope=lane " : "", fields);
         ag_audit_record(&ev->audit, "autogroup-session-end", ev->user, ev->uid, path, extra);
 }
 
@@ -43,9 +44,12 @@ void log_removed(struct module_events *ev, const char *path, const AgCpuUsage *u
                 pam_syslog(ev->pamh, LOG_DEBUG, "removed %s", ag_escape_bytes(path, esc, sizeof esc));
         ag_audit_record(&ev->audit, "autogroup-remove", ev->user, ev->uid, path, NULL);
         /* a session that outlived its close: its end, with the CPU time up
-         * to now (its open time is another login's: wall unknown) */
+         * to now (its open time is another login's: wall unknown); the
+         * user's latency lane (v1 cpu,cpuacct): what it used since made */
         if (usage)
-                log_session_end(ev, path, false, usage, -1, "removed", ev->by);
+                log_session_end(ev, path,
+                                ag_lane_path_uid(path, NULL) >= 0 ? AG_ACCT_SCOPE_LANE : AG_ACCT_SCOPE_SESSION, usage,
+                                -1, "removed", ev->by);
 }
 
 static const char *max_unit(long max_pct) {
@@ -309,9 +313,9 @@ int closed_session(struct module_events *ev, const AgLogin *l, const AgLoginEnd 
         const char *mount = l->hierarchy->mount, *path = l->session->path;
 
         /* CPU accounting: the one line and audit record with what the session used */
-        log_session_end(ev, path, !l->session->name, end->have_usage ? &end->usage : NULL,
-                        l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1, end->lingering ? "lingering" : "closed",
-                        "close");
+        log_session_end(ev, path, l->session->name ? AG_ACCT_SCOPE_SESSION : AG_ACCT_SCOPE_USER,
+                        end->have_usage ? &end->usage : NULL, l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1,
+                        end->lingering ? "lingering" : "closed", "close");
         if (module_warned(ev, AG_WARN_LANE, NULL) == -EBUSY)
                 pam_syslog(ev->pamh, LOG_INFO, "the latency lane of %s still holds processes, left for a later "
                            "close or autogroup gc", ev->user);

@@ -34,7 +34,7 @@ static void watch_done(void *userdata, int r, const AgLoginEnd *end) {
         const AgLogin *l = w->login;
 
         if (end)
-                log_session_end(&w->ev, l->session->path, false, end->have_usage ? &end->usage : NULL,
+                log_session_end(&w->ev, l->session->path, AG_ACCT_SCOPE_SESSION, end->have_usage ? &end->usage : NULL,
                                 l->acct ? (long long) ag_acct_wall_usec(l->acct) : -1, "removed", w->ev.by);
         ag_audit_done(&w->ev.audit);
         if (r == -EALREADY && AG_DEBUG(w->ev.ctl))

@@ -631,9 +631,16 @@ int ag_acct_record_format(const AgAcctRecord *r, char *buf, size_t size) {
             ag_escape_percent(r->cgroup, cgroup, sizeof cgroup) < 0 ||
             ag_escape_percent(pool_name, pool, sizeof pool) < 0)
                 return -ENOBUFS;
-        n = snprintf(buf, size, "session %s %s: user=%s scope=%s %s uid=%lu state=%s cgroup=%s pool=%s by=%s", cgroup,
-                     r->state, user, r->user_scope ? "user" : "session", fields, (unsigned long) r->uid, r->state,
-                     cgroup, pool, r->by);
+        static const char *const scopes[] = {
+                [AG_ACCT_SCOPE_SESSION] = "session",
+                [AG_ACCT_SCOPE_USER] = "user",
+                [AG_ACCT_SCOPE_LANE] = "lane",
+        };
+        if ((unsigned) r->scope >= ELEMENTSOF(scopes))
+                return -EINVAL;
+        n = snprintf(buf, size, "%s %s %s: user=%s scope=%s %s uid=%lu state=%s cgroup=%s pool=%s by=%s",
+                     r->scope == AG_ACCT_SCOPE_LANE ? "lane" : "session", cgroup, r->state, user, scopes[r->scope],
+                     fields, (unsigned long) r->uid, r->state, cgroup, pool, r->by);
         if (n < 0 || (size_t) n >= size)
                 return -ENOBUFS;
         return 0;

@@ -142,13 +142,22 @@ int ag_acct_format(const AgCpuUsage *u, long long wall_usec, char *buf, size_t s
  * Values are percent-encoded (ag_escape_percent): every byte outside A-Z a-z
  * 0-9 and . _ - / @ : + as %XX, so a value never holds a space, '=' or '"',
  * and "-" for none, "?" for a figure that could not be read. pool is read
- * from the cgroup path ("-" outside a pool). */
+ * from the cgroup path ("-" outside a pool). A latency lane's record (scope
+ * lane) has the same pairs, "lane" for its first word and state removed. */
+typedef enum AgAcctScope {
+        AG_ACCT_SCOPE_SESSION,         /* scope=session: what one session used */
+        AG_ACCT_SCOPE_USER,            /* scope=user: sessions no, the user group's figures since it was made */
+        AG_ACCT_SCOPE_LANE,            /* scope=lane: the user's latency lane beside the tree (lane.h), its
+                                        * own figures since it was made, written once, at its removal (v1
+                                        * cpu,cpuacct only: elsewhere its processes' time is their sessions') */
+} AgAcctScope;
+
 typedef struct AgAcctRecord {
-        const char *cgroup;            /* the session's path (the user group's with sessions no) */
+        const char *cgroup;            /* the session's path (the user group's with sessions no, the lane's) */
         const char *state;             /* "closed", "lingering", "removed" */
         const char *user;              /* NULL: unknown */
         uid_t uid;
-        bool user_scope;               /* sessions no: the figures are the user group's since it was made */
+        AgAcctScope scope;
         const char *by;                /* who wrote it: "close", "watcher", "sweep" (a later login's), "gc" */
         const AgCpuUsage *usage;       /* NULL: unknown */
         long long wall_usec;           /* -1: unknown */

@@ -49,7 +49,9 @@ typedef struct AgEvents {
         /* A group a sweep removed; path relative to the hierarchy. usage:
          * for a session group removed after its login's close (a session
          * that was still lingering then), what it used up to its removal,
-         * read just before it (lib/cgroup/acct.h; fields -1 where unknown); NULL
+         * read just before it (lib/cgroup/acct.h; fields -1 where unknown);
+         * for a latency lane ("/<root>.lane-<uid>", lane.h) with CPU time of
+         * its own (v1 cpu,cpuacct), what it used since it was made; NULL
          * for every other group, and for the session a close or its
          * watcher removes itself (they read its figures on their own). */
         void (*removed)(void *userdata, const char *path, const struct AgCpuUsage *usage);

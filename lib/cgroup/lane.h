@@ -47,6 +47,10 @@
 
 /* "<root>.lane-<uid>". */
 int ag_lane_name(const char *root, uid_t uid, char *buf, size_t size);
+/* Is path (relative to the hierarchy, as events name groups) a lane's,
+ * "/<anything>.lane-<uid>" of one component? 0 with *ret_uid (may be
+ * NULL), -EINVAL when not. A session's path has three components or more. */
+int ag_lane_path_uid(const char *path, uid_t *ret_uid);
 /* Parses "<root>.lane-<uid>" (the canonical spelling of uid only); -EINVAL
  * for anything else. */
 int ag_lane_parse(const char *name, const char *root, uid_t *ret_uid);
@@ -64,21 +68,44 @@ bool ag_lane_wanted(const AgHierarchy *h, uid_t uid, const AgPolicy *policy);
 int ag_lane_make(const AgHierarchy *h, int mfd, const char *root, uid_t uid, gid_t gid, const AgPolicy *policy,
                  const char **ret_what);
 
+/* Root (gc --apply): writes to every lane of root below mfd (root's, as
+ * ag_lane_gc finds them) the weight and cap ag_lane_make gives it, with the
+ * lane-cap policy_for resolves for its uid now (policy_for fills *ret and
+ * returns 1; 0 skips the lane: its user is unknown). Nothing is made,
+ * removed or handed over; only values that differ are written (ag_cg_apply).
+ * Returns the number of lanes written and checked, or -errno; *ret_failed
+ * (may be NULL) counts the lanes the kernel refused. */
+int ag_lane_apply(const AgHierarchy *h, int mfd, const char *root,
+                  int (*policy_for)(void *userdata, uid_t uid, AgPolicy *ret), void *userdata, unsigned *ret_failed);
+
 /* Root: removes the lane of uid below mfd when the user has no group left
  * in the place pfd (user-<uid> gone; pfd < 0: not checked). 1 removed, 0
  * none or kept (the user still has a group), -EBUSY when it still holds
- * processes (AG_WARN_LANE told), or -errno. One rmdir at most. */
+ * processes (AG_WARN_LANE told), or -errno. One rmdir at most.
+ *
+ * Every removal (here and in ag_lane_gc) is told to removed with the path
+ * "/<root>.lane-<uid>" and, where the lane has CPU time of its own (cgroup
+ * v1 with cpuacct mounted with cpu: its cpuacct.usage, read just before the
+ * rmdir), what it used since it was made; NULL where it has none: with
+ * cpuacct mounted on its own, a process moved into the lane stays in its
+ * session's cpuacct mirror, whose figures already count it. */
 int ag_lane_sweep(int mfd, int pfd, const char *root, uid_t uid, const AgEvents *events);
 
-/* Root: removes the lane of uid below mfd if it is there and empty (one
- * rmdir, no event): at a login below interactive 2. 1 removed, else 0. */
-int ag_lane_drop(int mfd, const char *root, uid_t uid);
+/* Root: removes the lane of uid below mfd if it is there, root's and
+ * empty (one rmdir; told to removed as above, no warning when it stays): at
+ * a login below interactive 2. 1 removed, else 0. */
+int ag_lane_drop(int mfd, const char *root, uid_t uid, const AgEvents *events);
 
 /* Root (gc): removes every lane of root below mfd whose user has no
  * user-<uid> in <root> (rfd, may be -1: none) or in any of its pools, and
  * that holds no process. Looks at no more than AG_GC_MAX_DIRS entries.
  * Returns the number removed, or -errno. */
 int ag_lane_gc(int mfd, int rfd, const char *root, const AgEvents *events);
+
+/* Anyone (status, metrics): opens the lane of uid below mfd when it is
+ * there and root's. 0 with *ret_fd, -ENOENT when there is none (or not
+ * root's), -errno. */
+int ag_lane_open_at(int mfd, const char *root, uid_t uid, int *ret_fd);
 
 /* The user's helper: opens the lane of uid when it is there and root's
  * with uid's cgroup.procs. 0 with *ret_fd; -ENOENT when there is none (or

@@ -603,7 +603,7 @@ int ag_session_open(const AgHierarchy *h, const AgOpenParams *p, AgSession **ret
                 /* below interactive 2 (the level was lowered since): an
                  * empty lane of the user's goes, one rmdir (the helper uses a
                  * lane wherever it finds one) */
-                (void) ag_lane_drop(st.d.mfd, root, p->uid);
+                (void) ag_lane_drop(st.d.mfd, root, p->uid, p->events);
         if (r >= 0) {
                 r = session_new(p, root, &st, &made, &name, &origin, &acct_origin, ret);
                 if (r < 0)

@@ -25,8 +25,11 @@
 #    "cpu,cpuacct" hierarchy; the module finds it through mountinfo, writes
 #    shares and quota, the helper's status shows CPU time from
 #    cpuacct.usage; a nested terminal's enter (no --root) gets root's leaf-1
-#    leaf there; cleanup. It changes the guest's cgroup setup, so it runs
-#    last.
+#    leaf there; a user at interactive 2 gets the latency lane beside the
+#    tree, whose CPU time is its own there (in no session's): status, status
+#    --json and metrics show it, and its removal at the user's last close
+#    writes the accounting record of scope=lane; cleanup. It changes the
+#    guest's cgroup setup, so it runs last.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 require_guest_v2 tests/vm/test-guest-platforms.sh
@@ -39,7 +42,7 @@ AG_CGROOTS="$CT $CG2/$ROOT"
 start_syslog || true
 section() { echo "# $* (uptime $(cut -d' ' -f1 /proc/uptime) s)"; }
 
-new_user a; new_user b; new_user c
+new_user a; new_user b; new_user c; new_user d
 CONF="$T/autogroup.conf"
 printf '*  weight  100\n%s  weight  400\n%s  max  150%%\n%s  idle  yes\n' "$UB" "$UB" "$UC" >"$CONF"
 chmod 644 "$CONF"
@@ -355,6 +358,46 @@ as_user "$UB" "echo 262144 > $V1$S/cpu.shares" 2>/dev/null
 check_eq "the user cannot raise the session's shares" 1024 "$(cat "$V1$S/cpu.shares" 2>/dev/null)"
 "$AGDRV" --pam "$T" agtest "$UA" open env cgroup run-user "$(term_cmd v1t "$V1")" close cgroup >"$T/v1t.out" 2>&1
 tab_checks v1t "$V1" 1024 leaf-1
+# the latency lane (D at interactive 2): a command of D's login in it uses CPU
+# there, which cpuacct counts in the lane's own group, not in the session's
+# (a short loop: the lane's 10% cap stretches it tenfold under TCG)
+printf '%s  interactive  2\n' "$UD" >"$T/lane.conf"; chmod 644 "$T/lane.conf"
+pam_service aglane "root=$ROOT conf=$T/lane.conf debug"
+cat >"$T/v1lane.sh" <<LANE
+export AUTOGROUP_SESSION="\$(sed -n 's/^AUTOGROUP_SESSION=//p' $T/v1lane.out)"
+export AUTOGROUP_INTERACTIVE="\$(sed -n 's/^AUTOGROUP_INTERACTIVE=//p' $T/v1lane.out)"
+$HELPER --root $ROOT run --latency audio -- sh -c 'grep cpu /proc/self/cgroup >$U/v1lane.where; i=0; while [ \$i -lt 20000 ]; do i=\$((i+1)); done'
+echo done >$U/v1lane.ready
+LANE
+chmod 644 "$T/v1lane.sh"
+"$AGDRV" --pam "$T" aglane "$UD" open env cgroup run-user "sh $T/v1lane.sh" wait-file "$T/v1lane.go" close cgroup \
+        >"$T/v1lane.out" 2>&1 &
+PVL=$!; track_pid "$PVL"
+wait_for "$U/v1lane.ready" '^done$'
+LV1="$V1/$ROOT.lane-$ID"
+AG_CGROOTS="$AG_CGROOTS $LV1"
+check_eq "D (interactive 2): its lane beside the tree, cap 10%" "10000 100000" "$(cat "$LV1/cpu.cfs_quota_us" "$LV1/cpu.cfs_period_us" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+check "  run --latency audio ran in it" grep -qx "[0-9]*:cpu,cpuacct:/$ROOT.lane-$ID" "$U/v1lane.where"
+lane_ns=$(cat "$LV1/cpuacct.usage" 2>/dev/null)
+check "  the lane's own cpuacct.usage counts it (got '$lane_ns')" test "${lane_ns:-0}" -gt 0
+"$HELPER" --root "$ROOT" status --json >"$T/v1lane.json" 2>&1
+"$HELPER" --root "$ROOT" status >"$T/v1lane.status" 2>&1
+"$HELPER" --root "$ROOT" metrics >"$T/v1lane.prom" 2>&1
+lane=$(python3 -c '
+import json, sys
+for u in json.load(open(sys.argv[1]))["tree"]["children"]:
+    if u.get("uid") == int(sys.argv[2]) and u["lane"]:
+        l = u["lane"]; print(l["path"], l["cap_percent"], 1 if (l["cpu_usec"] or 0) > 0 else 0)
+' "$T/v1lane.json" "$ID" 2>&1)
+check_eq "status --json: D's lane, 10%, its CPU time > 0" "/$ROOT.lane-$ID 10 1" "$lane"
+check "status: the lane's row ends with a time, not '-'" grep -qE "/$ROOT\.lane-$ID \(latency lane\) .* 10% .*[0-9](ms|s)\$" "$T/v1lane.status"
+check "status: the line below says the lane's time is its own" grep -qx "A latency lane's time is its own, beside the tree: not in its user's group's." "$T/v1lane.status"
+check "metrics: autogroup_lane_cpu_seconds_total of D's lane" \
+        grep -qE "^autogroup_lane_cpu_seconds_total\{root=\"$ROOT\",uid=\"$ID\",user=\"$UD\"\} [0-9.]+\$" "$T/v1lane.prom"
+touch "$T/v1lane.go"; wait "$PVL" 2>/dev/null
+check_eq "D's last close: its lane goes" "" "$(ls -d "$LV1" 2>/dev/null)"
+log_has "  with its accounting record, scope=lane, what it used" \
+        "lane /$ROOT\.lane-$ID removed: user=$UD scope=lane cpu_usec=[1-9][0-9]* user_usec=[0-9?]+ system_usec=[0-9?]+ wall_usec=\? uid=$ID state=removed cgroup=/$ROOT\.lane-$ID pool=- by=sweep"
 kill "$VS" 2>/dev/null; for _ in $(seq 100); do [ -d "/proc/$VS" ] || break; sleep 0.05; done
 touch "$T/v1.go"; wait "$PV1" 2>/dev/null
 check_eq "logout: PAM_SUCCESS" "PAM_SUCCESS" "$(val close "$T/v1.out")"

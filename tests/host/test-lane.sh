@@ -9,8 +9,12 @@
 # files, a sub-group, rename, symlinks, a level given by hand), bad input
 # (10,000 runs, spinners in the lane, a class rule naming root), and the
 # lane's end with the user's last session (not before; a lane that still
-# holds a process is left for gc). No timing threshold anywhere: what the
-# lane gives in latency is measured by bench/load.
+# holds a process is left for gc). status (text and JSON) and metrics show
+# each user's lane with its cap, processes and throttling; gc --apply writes a
+# changed lane-cap to the live lanes (and the user still cannot); a lane's
+# CPU time counts in the sessions' records here (cpuacct mounted apart: the
+# processes stay in their sessions' mirrors). No timing threshold anywhere:
+# what the lane gives in latency is measured by bench/load.
 . "${abs_top_srcdir:-$(dirname "$0")/../..}/tests/lib.sh"
 require_root
 require_v1_cpu
@@ -109,6 +113,42 @@ in_k a "$UA" "$AG run -- sh -c 'echo \$\$ > $U/a1.pid; exec sleep 600'" >/dev/nu
 track_pid $!; wait_for "$U/a1.pid" '^[0-9]+$'; A1=$(cat "$U/a1.pid"); track_pid "$A1"
 in_k a "$UA" "$AG set --latency audio $A1" >/dev/null 2>&1; rc=$?
 check_eq "A: set --latency audio PID moves A's process into the lane" "0 /$ROOT.lane-$IA" "$rc $(cgof "$A1")"
+echo "# 3b. status and metrics show each user's lane under its user, with its cap and processes"
+$AG status >"$T/st.txt" 2>&1; $AG status --json >"$T/st.json" 2>&1
+# the rows of user U's block in the text: from its user-<uid> row to the next user's
+block() { awk -v u="user-$1 " 'index($0, u) { on = 1; print; next } on && /user-[0-9]+ / { on = 0 } on' "$T/st.txt"; }
+check "status: A's lane is a row in A's block, cap 10%, 1 process (A1)" \
+        grep -qE "/$ROOT\.lane-$IA \(latency lane\) +100 +1024 +10% +no +1 +-\$" <<<"$(block "$IA")"
+check "status: B's lane in B's block, cap 5%" grep -qE "/$ROOT\.lane-$IB \(latency lane\) +100 +1024 +5% +no +0 " <<<"$(block "$IB")"
+check "status: C's lane in C's block, cap 25% (@group)" grep -qE "/$ROOT\.lane-$IC \(latency lane\) +100 +1024 +25% " <<<"$(block "$IC")"
+check_not "status: no lane row for D (interactive 1)" grep -q "latency lane" <<<"$(block "$ID")"
+check "status: the footer says where a lane's CPU time counts" grep -q "^A latency lane has no mirror: its processes' time counts in their sessions' (\"-\" for lanes)" "$T/st.txt"
+# lane_json FILE UID: the user's "lane" (path cap_percent quota_us period_us procs cpu_usec kind), "null" for none
+lane_json() { python3 -c '
+import json, sys
+def users(n):
+    if n.get("kind") == "user": yield n
+    for c in n.get("children", []): yield from users(c)
+for line in open(sys.argv[1]):
+    for u in users(json.loads(line)["tree"] or {}):
+        if str(u["uid"]) == sys.argv[2]:
+            l = u["lane"]
+            print("null" if l is None else " ".join(str(l[k]) for k in ("path", "cap_percent", "quota_us", "period_us", "procs", "cpu_usec", "kind")))
+            print("children:", " ".join(c["name"] for c in u["children"] if ".lane-" in c["name"]) or "-")
+' "$@" 2>&1; }
+check_eq "status --json: A's user object has its lane (cpu_usec null: cpuacct is mounted apart)" \
+        "/$ROOT.lane-$IA 10 10000 100000 1 None lane|children: -" "$(lane_json "$T/st.json" "$IA" | tr '\n' '|' | sed 's/|$//')"
+check_eq "status --json: C's lane, 25%" "/$ROOT.lane-$IC 25 25000 100000 0 None lane" "$(lane_json "$T/st.json" "$IC" | head -n1)"
+check_eq "status --json: D's lane is null" null "$(lane_json "$T/st.json" "$ID" | head -n1)"
+in_k a "$UA" "$AG status --json" >"$T/st-a.json" 2>/dev/null
+check_eq "status --json as A: A's own lane" "/$ROOT.lane-$IA 10 10000 100000 1 None lane" "$(lane_json "$T/st-a.json" "$IA" | head -n1)"
+$AG metrics >"$T/m.txt" 2>&1
+check "metrics: A's lane's cap (0.1 CPU)" grep -qx "autogroup_lane_cap_cpus{root=\"$ROOT\",uid=\"$IA\",user=\"$UA\"} 0.1" "$T/m.txt"
+check "metrics: C's lane's cap (0.25 CPU)" grep -qx "autogroup_lane_cap_cpus{root=\"$ROOT\",uid=\"$IC\",user=\"$UC\"} 0.25" "$T/m.txt"
+check "metrics: the family's TYPE line" grep -qx "# TYPE autogroup_lane_cap_cpus gauge" "$T/m.txt"
+check "metrics: a lane's throttled periods" grep -qE "^autogroup_lane_cpu_throttled_periods_total\{root=\"$ROOT\",uid=\"$IA\",user=\"$UA\"\} [0-9]+\$" "$T/m.txt"
+check_not "metrics: no lane series for D" grep -qE "^autogroup_lane_[a-z_]+\{root=\"$ROOT\",uid=\"$ID\"" "$T/m.txt"
+check_not "metrics: no lane CPU seconds (cpuacct apart: they count in the user's)" grep -q "^autogroup_lane_cpu_seconds_total" "$T/m.txt"
 check_eq "  where A can move it back into a leaf of its session" "$S_A/leaf-2" \
         "$(as_user "$UA" "echo $A1 > $CPU$S_A/leaf-2/cgroup.procs" && cgof "$A1")"
 
@@ -155,10 +195,14 @@ out=$( ( echo "$BASHPID" >"$CPU$S_R/login/cgroup.procs" && AUTOGROUP_INTERACTIVE
 check_eq "root's run --latency audio: its class leaf" "$S_R/class-audio" "$(tail -n1 <<<"$out")"
 check "  with one line: no lane for root" grep -q "no latency lane /$ROOT.lane-0 of yours" <<<"$out"
 check_eq "  and still nothing beside the tree for uid 0" "" "$(ls -d "$(lane 0)" 2>/dev/null)"
-# spinners: two of A's in the lane; the cap file holds its value, the kernel throttles the lane
+# spinners: two of A's in the lane; the cap file holds its value, the kernel throttles the lane.
+# They start as a process of the login's would: in the session's cpuacct
+# mirror too (cpuacct is mounted apart here; in_k moves into the cpu tree only)
+ACCT_S=/sys/fs/cgroup/cpuacct$S_A
 RUNS=""
 for i in 1 2; do
-        in_k a "$UA" "$AG run --latency audio -- sh -c 'echo \$\$ > $U/spin$i.pid; while :; do :; done'" >/dev/null 2>&1 &
+        ( [ ! -d "$ACCT_S" ] || echo "$BASHPID" >"$ACCT_S/cgroup.procs"
+          in_k a "$UA" "$AG run --latency audio -- sh -c 'echo \$\$ > $U/spin$i.pid; while :; do :; done'" ) >/dev/null 2>&1 &
         track_pid $!; RUNS="$RUNS $!"
 done
 wait_for "$U/spin1.pid" '^[0-9]+$'; wait_for "$U/spin2.pid" '^[0-9]+$'
@@ -167,6 +211,17 @@ check_eq "two spinners of A's in the lane" "/$ROOT.lane-$IA /$ROOT.lane-$IA" "$(
 for _ in $(seq 100); do t=$(sed -n 's/^nr_throttled //p' "$LA/cpu.stat"); [ "${t:-0}" -gt 0 ] && break; sleep 0.1; done
 check "the kernel throttles the lane (cpu.stat nr_throttled > 0)" test "${t:-0}" -gt 0
 check_eq "the cap holds its value with spinners in it" "10000 100000" "$(cat "$LA/cpu.cfs_quota_us" "$LA/cpu.cfs_period_us" | tr '\n' ' ' | sed 's/ $//')"
+$AG status --json >"$T/st2.json" 2>&1; $AG metrics >"$T/m2.txt" 2>&1
+check_eq "status --json: the lane's 2 processes" 2 "$(lane_json "$T/st2.json" "$IA" | head -n1 | cut -d' ' -f5)"
+t2=$(sed -n "s/^autogroup_lane_cpu_throttled_periods_total{root=\"$ROOT\",uid=\"$IA\",user=\"$UA\"} //p" "$T/m2.txt")
+check "metrics: the lane's throttled periods > 0 (got '$t2')" test "${t2:-0}" -gt 0
+# the lane's CPU time: cpuacct is mounted apart here, and the lane has no
+# mirror; the spinners stay in A's session's mirror, whose record counts them
+check_eq "run --latency audio leaves the spinners in A's session's cpuacct mirror (its record counts their time)" "$S_A $S_A" \
+        "$(sed -n 's/^[0-9]*:cpuacct:\(.*\)$/\1/p' "/proc/$S1/cgroup") $(sed -n 's/^[0-9]*:cpuacct:\(.*\)$/\1/p' "/proc/$S2/cgroup")"
+# their CPU time in clock ticks, read before they go (no less than their share of the session's figure)
+ticks() { local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }; set -- ${s##*) }; echo $(( ${12} + ${13} )); }
+SPIN_TICKS=$(( $(ticks "$S1") + $(ticks "$S2") ))
 kill "$S1" "$S2" 2>/dev/null; for p in $RUNS; do wait "$p" 2>/dev/null; done
 # 10,000 runs: one lane, no new group anywhere, nothing left in the lane.
 # (1,000 with a helper built with AddressSanitizer, .ci/sanitize: 10,000
@@ -178,6 +233,30 @@ check_eq "$FLOOD runs of run --latency audio as A: all succeed" 0 "$rc"
 check_eq "  no new group beside the tree or in the tree" "$before" "$(beside) | $(find "$CG" -type d | wc -l)"
 check_eq "  nothing left in the lane" "" "$(cat "$LA/cgroup.procs")"
 
+echo "# 5b. gc --apply: a changed lane-cap written to the live lanes, nothing else removed"
+cp "$CONF" "$T/conf.before"
+sed -i "s/^@${TAG}v        lane-cap     25%/@${TAG}v        lane-cap     30%/" "$CONF"
+echo "$UA             lane-cap     20%" >>"$CONF"
+before="$(beside) | $(find "$CG" -type d | wc -l)"
+$AG --pam-dir "$T" gc --apply >"$T/apply.out" 2>&1; rc=$?
+check_eq "gc --apply: exit 0" 0 "$rc"
+check_eq "gc --apply: the lanes' caps from the changed config: A 20%, B 5%, C 30%" \
+        "20000/100000 5000/100000 30000/100000" \
+        "$(for u in $IA $IB $IC; do echo "$(cat "$(lane $u)/cpu.cfs_quota_us")/$(cat "$(lane $u)/cpu.cfs_period_us")"; done | tr '\n' ' ' | sed 's/ $//')"
+check "gc --apply says how many lanes" grep -qx "applied lane-cap to 3 latency lanes beside $ROOT" "$T/apply.out"
+check "  after the user groups' line" grep -q "^applied the configuration to [0-9]* groups\? below $ROOT" "$T/apply.out"
+check_eq "  nothing removed beside or in the tree" "$before" "$(beside) | $(find "$CG" -type d | wc -l)"
+check_eq "  the lane still root's but for its cgroup.procs (A's)" "root root root $UA" \
+        "$(stat -c %U "$LA" "$LA/cpu.cfs_quota_us" "$LA/tasks" "$LA/cgroup.procs" | tr '\n' ' ' | sed 's/ $//')"
+check_not "A cannot write the new cap" as_user "$UA" "echo 100000 > $LA/cpu.cfs_quota_us"
+check_not "A cannot lift it" as_user "$UA" "echo -1 > $LA/cpu.cfs_quota_us"
+check_eq "  A's lane keeps 20%" 20000 "$(cat "$LA/cpu.cfs_quota_us")"
+$AG status >"$T/st3.txt" 2>&1; mv "$T/st.txt" "$T/st1.txt"; cp "$T/st3.txt" "$T/st.txt"
+check "status shows the new cap under A" grep -qE "/$ROOT\.lane-$IA \(latency lane\) +100 +1024 +20% " <<<"$(block "$IA")"
+$AG metrics >"$T/m3.txt" 2>&1
+check "metrics: the new cap (0.2 CPU)" grep -qx "autogroup_lane_cap_cpus{root=\"$ROOT\",uid=\"$IA\",user=\"$UA\"} 0.2" "$T/m3.txt"
+cp "$T/conf.before" "$CONF"
+
 echo "# 6. the lane goes with the user's last session, not before"
 kill_ended "$A1"
 bg a2 "$UA"
@@ -186,6 +265,18 @@ check_eq "A closed one of two sessions: the lane stays" "$LA" "$(ls -d "$LA" 2>/
 closed a2
 check_eq "A closed its last session: user group and lane gone" ":" "$(ls -d "$CG/user-$IA" 2>/dev/null):$(ls -d "$LA" 2>/dev/null)"
 log_has "debug line: the lane removed" "/$ROOT.lane-$IA"
+# the accounting: the spinners' time is in session a's record; no record of
+# the lane's own (it has no CPU time of its own here: it would count twice)
+rec=$(grep -o "session $S_A closed: .*" "$SYSLOG" | head -n1)
+cpu_a=$(sed -n 's/.* cpu_usec=\([0-9]*\) .*/\1/p' <<<"$rec")
+hz=$(getconf CLK_TCK)
+if have_syslog; then
+        check "A's session's closed record counts the spinners' time in the lane ($cpu_a us >= $SPIN_TICKS ticks of 1/$hz s)" \
+                test "${cpu_a:-0}" -ge $(( ${SPIN_TICKS:-1} * 1000000 / hz ))
+        check_not "  and no lane record (scope=lane) here" grep -q "scope=lane" "$SYSLOG"
+else
+        skip "the session's record (no syslog capture)"
+fi
 # B leaves a process in its lane at its last close: logged, left, then gc
 LB=$(lane "$IB")
 in_k b "$UB" "$AG set --latency audio $B1" >/dev/null 2>&1

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later
  * Unit tests: the accounting record of a session's end (lib/cgroup/acct.h), the one
  * format every writer uses: its keys in order, percent-encoded values, the
- * marks of none and unknown. */
+ * marks of none and unknown, the scopes (session, user, lane). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <setjmp.h>
@@ -26,11 +26,22 @@ static void test_record(void **state) {
                                  "cgroup=/autogroup/user-1000/s42 pool=- by=close");
         /* sessions no, a pool, figures unknown */
         r = (AgAcctRecord) { .cgroup = "/autogroup/pool-physics/user-7", .state = "lingering", .user = "bob",
-                             .uid = 7, .user_scope = true, .by = "close", .wall_usec = -1 };
+                             .uid = 7, .scope = AG_ACCT_SCOPE_USER, .by = "close", .wall_usec = -1 };
         assert_int_equal(ag_acct_record_format(&r, buf, sizeof buf), 0);
         assert_string_equal(buf, "session /autogroup/pool-physics/user-7 lingering: user=bob scope=user cpu_usec=? "
                                  "user_usec=? system_usec=? wall_usec=? uid=7 state=lingering "
                                  "cgroup=/autogroup/pool-physics/user-7 pool=physics by=close");
+        /* the latency lane's, when it goes: its first word, scope lane, no pool */
+        u = (AgCpuUsage) { 2500000, 2400000, 100000 };
+        r = (AgAcctRecord) { .cgroup = "/autogroup.lane-1000", .state = "removed", .user = "alice", .uid = 1000,
+                             .scope = AG_ACCT_SCOPE_LANE, .by = "sweep", .usage = &u, .wall_usec = -1 };
+        assert_int_equal(ag_acct_record_format(&r, buf, sizeof buf), 0);
+        assert_string_equal(buf, "lane /autogroup.lane-1000 removed: user=alice scope=lane cpu_usec=2500000 "
+                                 "user_usec=2400000 system_usec=100000 wall_usec=? uid=1000 state=removed "
+                                 "cgroup=/autogroup.lane-1000 pool=- by=sweep");
+        /* no other scope */
+        r.scope = (AgAcctScope) 3;
+        assert_int_equal(ag_acct_record_format(&r, buf, sizeof buf), -EINVAL);
         /* the pool is the path's: a session in one; a pool-like name deeper down is no pool */
         r = (AgAcctRecord) { .cgroup = "/ag/pool-a_b/user-7/s1", .state = "removed", .uid = 7, .by = "gc",
                              .wall_usec = -1 };

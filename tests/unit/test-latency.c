@@ -377,6 +377,31 @@ static void test_lane_cap(void **state) {
         assert_true(ag_lane_wanted(&v1, 1000, &p));
 }
 
+/* A removed group's path is a lane's (the removed event, the accounting
+ * record's scope lane, gc's audit uid) only as "/<root>.lane-<uid>", one
+ * component, the uid spelt canonically. */
+static void test_lane_path(void **state) {
+        uid_t uid = 7;
+
+        (void) state;
+        assert_int_equal(ag_lane_path_uid("/autogroup.lane-1000", &uid), 0);
+        assert_int_equal(uid, 1000);
+        assert_int_equal(ag_lane_path_uid("/a.lane-b.lane-42", &uid), 0);       /* the last infix */
+        assert_int_equal(uid, 42);
+        assert_int_equal(ag_lane_path_uid("/autogroup.lane-5", NULL), 0);
+        uid = 7;
+        assert_int_equal(ag_lane_path_uid("autogroup.lane-1000", &uid), -EINVAL);
+        assert_int_equal(ag_lane_path_uid("/autogroup/user-1000/s.lane-1", &uid), -EINVAL);
+        assert_int_equal(ag_lane_path_uid("/autogroup/user-1000/s42", &uid), -EINVAL);
+        assert_int_equal(ag_lane_path_uid("/.lane-1000", &uid), -EINVAL);
+        assert_int_equal(ag_lane_path_uid("/autogroup.lane-01", &uid), -EINVAL);
+        assert_int_equal(ag_lane_path_uid("/autogroup.lane-", &uid), -EINVAL);
+        assert_int_equal(ag_lane_path_uid("/autogroup.lane-1x", &uid), -EINVAL);
+        assert_int_equal(ag_lane_path_uid("/autogroup.lane-4294967295", &uid), -EINVAL);
+        assert_int_equal(ag_lane_path_uid(NULL, &uid), -EINVAL);
+        assert_int_equal(uid, 7);
+}
+
 static void test_interactive_table(void **state) {
         (void) state;
         /* level 0: no weight is touched, whatever the class */
@@ -473,6 +498,7 @@ int main(void) {
                 cmocka_unit_test(test_interactive_resolve),
                 cmocka_unit_test(test_interactive_table),
                 cmocka_unit_test(test_lane_cap),
+                cmocka_unit_test(test_lane_path),
                 cmocka_unit_test(test_apply_self),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,8 +3,10 @@
  * directory standing in for a group) and "autogroup metrics" of collected
  * trees in the shapes the host's tests do not make: cgroup v2 (files in a temp
  * directory) with pools and a user with sessions no, and the systemd mode's
- * user slices (their run scopes among the leaves); and the status's test of
- * a closed login (ag_status_login_closed) on a cgroup.procs of real processes. */
+ * user slices (their run scopes among the leaves), a user's latency lane with
+ * CPU time of its own (v1 cpu,cpuacct: its series, status's row and JSON);
+ * and the status's test of a closed login (ag_status_login_closed) on a
+ * cgroup.procs of real processes. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -491,6 +493,96 @@ static void test_login_closed(void **state) {
         assert_int_equal(system(cmd), 0);
 }
 
+/* A user's latency lane (cgroup v1, beside the tree) as a collected tree
+ * has it where cpuacct is mounted with cpu (its own CPU time, which the host
+ * cannot show: cpuacct is mounted apart there): status's row and JSON
+ * "lane", and the autogroup_lane_* series, labels root, uid, user. */
+static void test_lane(void **state) {
+        AgStatus *s = status(1, false, "/autogroup");
+        (void) state;
+
+        s->cpu_source = "cpuacct.usage";
+        s->lanes = true;
+        AgStatusNode *u = user(s->tree, 1000, "alice");
+        u->weight = 100;
+        node(u, "p42", NULL)->procs = 1;
+        AgStatusNode *l = node(NULL, "autogroup.lane-1000", NULL);
+        free(l->path);
+        l->path = strdup("/autogroup.lane-1000");
+        l->is_lane = true;
+        l->depth = 1;
+        l->weight = 100;
+        l->shares = 1024;
+        l->quota_us = 10000;
+        l->period_us = 100000;
+        l->idle = 0;
+        l->procs = 2;
+        l->cpu_usec = 3000000;
+        l->throttle = (AgCpuThrottle) { 50, 7, 120000 };
+        u->lane = l;
+        user(s->tree, 1001, "bob")->weight = 100;
+
+        /* metrics */
+        char *out = print_status(s);
+        const char *lb = "{root=\"autogroup\",uid=\"1000\",user=\"alice\"}";
+        assert_line(out, "# TYPE autogroup_lane_cap_cpus gauge");
+        assert_metrics(out, lb, "autogroup_lane_cap_cpus", "0.1", "autogroup_lane_cpu_seconds_total", "3.000000",
+                       "autogroup_lane_cpu_periods_total", "50", "autogroup_lane_cpu_throttled_periods_total", "7",
+                       "autogroup_lane_cpu_throttled_seconds_total", "0.120000", NULL);
+        /* the user's own series as before; none of the lane's in them */
+        assert_line(out, "autogroup_user_sessions{root=\"autogroup\",pool=\"\",uid=\"1000\",user=\"alice\"} 1");
+        assert_null(strstr(out, "autogroup_user_cpu_seconds_total{root=\"autogroup\",pool=\"\",uid=\"1000\""));
+        /* no weight, idle, sessions or leaves of a lane; no lane of bob's */
+        assert_null(strstr(out, "autogroup_lane_weight"));
+        assert_null(strstr(out, "autogroup_lane_idle"));
+        assert_null(strstr(out, "autogroup_lane_sessions"));
+        assert_null(strstr(out, "uid=\"1001\",user=\"bob\"} 0.1"));
+        assert_null(strstr(out, "autogroup_lane_cap_cpus{root=\"autogroup\",uid=\"1001\""));
+        free(out);
+        /* its time unknown (cpuacct apart): no CPU series of the lanes at all */
+        l->cpu_usec = -1;
+        out = print_status(s);
+        assert_null(strstr(out, "autogroup_lane_cpu_seconds_total"));
+        assert_metric(out, "autogroup_lane_cap_cpus", lb, "0.1");
+        free(out);
+        l->cpu_usec = 3000000;
+
+        /* status --json: the user object's "lane", null for none; not a child */
+        MemOut mo;
+        ag_status_print_json(s, mem_out_open(&mo));
+        out = mem_out_done(&mo);
+        assert_non_null(strstr(out, "\"uid\":1000,\"user\":\"alice\",\"lane\":{\"name\":\"autogroup.lane-1000\","
+                                    "\"path\":\"/autogroup.lane-1000\",\"kind\":\"lane\",\"weight\":100,"
+                                    "\"shares\":1024,\"cap_percent\":10,\"quota_us\":10000,\"period_us\":100000,"
+                                    "\"idle\":false,\"procs\":2,\"cpu_usec\":3000000},\"weight\":100,"));
+        assert_non_null(strstr(out, "\"uid\":1001,\"user\":\"bob\",\"lane\":null,\"weight\":100,"));
+        assert_null(strstr(out, "\"children\":[{\"name\":\"autogroup.lane-1000\""));
+        free(out);
+        /* status: the lane's row is the last below its user, its time its own */
+        ag_status_print(s, mem_out_open(&mo), false);
+        out = mem_out_done(&mo);
+        const char *row = strstr(out, "| `-/autogroup.lane-1000 (latency lane)");
+        assert_non_null(row);
+        assert_true(strstr(out, "|-p42") && strstr(out, "|-p42") < row);
+        char line[256], *nl = strchr(row, '\n');
+        assert_non_null(nl);
+        snprintf(line, sizeof line, "%.*s", (int) (nl - row), row);
+        /* its columns: weight, shares, cap, idle, processes, CPU */
+        char w[16], sh[16], cap[16], idle[16], procs[16], cpu[16];
+        assert_int_equal(sscanf(strstr(line, ")") + 1, "%15s %15s %15s %15s %15s %15s", w, sh, cap, idle, procs, cpu),
+                         6);
+        assert_string_equal(w, "100");
+        assert_string_equal(sh, "1024");
+        assert_string_equal(cap, "10%");
+        assert_string_equal(idle, "no");
+        assert_string_equal(procs, "2");
+        assert_string_equal(cpu, "3.000s");
+        assert_non_null(strstr(out, "\nA latency lane's time is its own, beside the tree: not in its user's "
+                                    "group's.\n"));
+        free(out);
+        ag_status_free(s);
+}
+
 static void test_escaping(void **state) {
         AgStatus *s = status(1, false, "/autogroup");
         (void) state;
@@ -535,6 +627,7 @@ int main(void) {
                 cmocka_unit_test(test_systemd),
                 cmocka_unit_test(test_v2_pools),
                 cmocka_unit_test(test_login_closed),
+                cmocka_unit_test(test_lane),
                 cmocka_unit_test(test_escaping),
                 cmocka_unit_test(test_write),
         };
