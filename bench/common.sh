@@ -34,7 +34,7 @@ CGV=1
 if [ ! -f "$CPU/cpu.shares" ] && [ "${BENCH_CGV2:-0}" = 1 ] &&
         [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] &&
         grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
-        CGV=2 CPU=/sys/fs/cgroup
+        CGV=2 CPU=/sys/fs/cgroup CG="/sys/fs/cgroup/$ROOT" CGH="/sys/fs/cgroup/$ROOT-hand"
 fi
 [ -f "$CPU/cpu.shares" ] || [ "$CGV" = 2 ] || die "no cgroup v1 cpu hierarchy at $CPU$(
         [ "${BENCH_CGV2:-0}" = 1 ] && echo ", nor a cgroup2 mount with cpu at /sys/fs/cgroup")"
