@@ -26,7 +26,23 @@ CGH="$CPU/$ROOT-hand"   # bench/fairness: hand-made groups of the same shape, fo
 die() { echo "$(basename "$0"): $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (it opens real PAM sessions and makes cgroups)"
-[ -f "$CPU/cpu.shares" ] || die "no cgroup v1 cpu hierarchy at $CPU"
+# CGV: the cgroup version the benchmark runs on. v1 (the cpu hierarchy at
+# $CPU) for every script; a script that can also run on a pure cgroup2 mount
+# with the cpu controller at the root (the v2 guest, bench/load-guest) sets
+# BENCH_CGV2=1 before sourcing this file: CPU is then /sys/fs/cgroup.
+CGV=1
+if [ ! -f "$CPU/cpu.shares" ] && [ "${BENCH_CGV2:-0}" = 1 ] &&
+        [ "$(stat -f -c %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ] &&
+        grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+        CGV=2 CPU=/sys/fs/cgroup CG="/sys/fs/cgroup/$ROOT" CGH="/sys/fs/cgroup/$ROOT-hand"
+fi
+[ -f "$CPU/cpu.shares" ] || [ "$CGV" = 2 ] || die "no cgroup v1 cpu hierarchy at $CPU$(
+        [ "${BENCH_CGV2:-0}" = 1 ] && echo ", nor a cgroup2 mount with cpu at /sys/fs/cgroup")"
+# cpu_cg PID: the cpu cgroup of PID (v1: the cpu hierarchy's line, v2: the "0::" line)
+cpu_cg() {
+        if [ "$CGV" = 2 ]; then sed -n 's/^0:://p' "/proc/$1/cgroup" 2>/dev/null
+        else awk -F: '$2 ~ /(^|,)cpu(,|$)/ { print $3 }' "/proc/$1/cgroup" 2>/dev/null; fi
+}
 for b in "$AGDRV" "$AG_MODULE" "$BIN/cpushare" "$BIN/sleeper" "$BIN/loginbench" "$BIN/execloop"; do
         [ -e "$b" ] || die "$b is missing: run 'make bench' first"
 done
@@ -39,7 +55,7 @@ B_PIDS=""
 
 # The baselines need the benchmark in the root cpu cgroup: kernel autogroup
 # applies only there. Move this shell (only this one) if it sits elsewhere.
-if [ "$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { print $3 }' /proc/$$/cgroup)" != / ]; then
+if [ "$(cpu_cg $$)" != / ]; then
         echo "# note: moving this benchmark ($$) to the root cpu cgroup for the baselines"
         echo $$ >"$CPU/cgroup.procs" || die "cannot move to the root cpu cgroup"
 fi
@@ -73,25 +89,30 @@ write_services() { # write_services MODULE-OPTIONS...
         printf 'session required pam_permit.so\nsession optional %s %s\n' "$AG_MODULE" "$*" >"$T/module"
 }
 
-# sshd_start SVC USER [SSHD_CONFIG_LINE...]: a copy of the system's sshd
+# sshd_start SVC "USER..." [SSHD_CONFIG_LINE...]: a copy of the system's sshd
 # (tests/lib.sh), started under the name SVC (sshd names its PAM service
 # after argv[0]) on 127.0.0.1, in a private mount namespace whose /etc/pam.d
 # is $T/pamd, a copy of the host's (the host's files stay untouched; the
-# caller writes $T/pamd/SVC), for the throw-away USER (home $T/home) and a key
-# pair made for it. Sets PORT, SSHD_PID (the listening sshd itself) and
-# SSHOPT, the client's options but the port; bench_cleanup stops it.
+# caller writes $T/pamd/SVC), for the throw-away USERs (each with its home
+# below $T, e.g. $T/home, made here) and a key pair made for them. Sets PORT,
+# SSHD_PID (the listening sshd itself) and SSHOPT, the client's options but
+# the port; bench_cleanup stops it.
 sshd_start() {
-        local svc=$1 user=$2 g
+        local svc=$1 users=$2 u g h
         shift 2
         mkdir -m 755 "$T/pamd"
         cp -a /etc/pam.d/. "$T/pamd/"
         sshd_port 4111
         sshd_keys || die "ssh-keygen"
-        g=$(id -g "$user")
-        install -d -m 755 -o "$user" -g "$g" "$T/home"
-        install -d -m 700 -o "$user" -g "$g" "$T/home/.ssh"
-        install -m 600 -o "$user" -g "$g" "$T/id.pub" "$T/home/.ssh/authorized_keys"
-        sshd_write_config "$user" "StrictModes no" "LogLevel ERROR" "$@"
+        for u in $users; do
+                g=$(id -g "$u")
+                h=$(getent passwd "$u" | cut -d: -f6)
+                case $h in "$T"/*) ;; *) die "the home of $u is not below $T: $h" ;; esac
+                install -d -m 755 -o "$u" -g "$g" "$h"
+                install -d -m 700 -o "$u" -g "$g" "$h/.ssh"
+                install -m 600 -o "$u" -g "$g" "$T/id.pub" "$h/.ssh/authorized_keys"
+        done
+        sshd_write_config "$users" "StrictModes no" "LogLevel ERROR" "$@"
         sshd_run "$svc" "$T/pamd"
         for _ in $(seq 200); do ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . && break; sleep 0.05; done
         ss -Hltn "sport = :$PORT" 2>/dev/null | grep -q . || die "sshd did not start: $(cat "$T/sshd.log")"
