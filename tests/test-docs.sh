@@ -221,8 +221,10 @@ do_rpm_deps() {
 }
 
 # make_var VAR: a variable of the build tree's Makefile, expanded (a make of
-# its own: not the -w and jobserver of a make -j check that runs this test)
-make_var() { printf 'print-var:\n\t@echo $(%s)\n' "$1" | env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$abs_top_builddir" -f Makefile -f - print-var; }
+# its own: not the -w and jobserver of a make -j check that runs this test;
+# its last line: a Makefile.am edited since the last make first remakes the
+# Makefile, and that prints automake's command line)
+make_var() { printf 'print-var:\n\t@echo $(%s)\n' "$1" | env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$abs_top_builddir" -f Makefile -f - print-var | tail -n1; }
 
 # in_am GREP-OPTION PATTERN: the build's automake files (Makefile.am and the
 # */local.am it includes) have PATTERN
