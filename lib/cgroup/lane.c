@@ -239,21 +239,32 @@ static bool user_has_group(int rfd, uid_t uid) {
         return found;
 }
 
+/* The next entry of a readdir stream of the hierarchy's root that is named
+ * as a lane of a user other than root (its uid in *ret_uid), within
+ * AG_GC_MAX_DIRS entries read (counted in *seen); NULL at the end. Who owns
+ * it is for the caller to check. */
+static struct dirent *next_lane(DIR *d, const char *root, unsigned *seen, uid_t *ret_uid) {
+        struct dirent *de;
+
+        while ((de = readdir(d)) && (*seen)++ < AG_GC_MAX_DIRS)
+                if (de->d_type == DT_DIR && ag_lane_parse(de->d_name, root, ret_uid) >= 0 && *ret_uid != 0)
+                        return de;
+        return NULL;
+}
+
 int ag_lane_gc(int mfd, int rfd, const char *root, const AgEvents *events) {
         struct dirent *de;
         unsigned seen = 0;
+        uid_t uid;
         int n = 0, r;
         DIR *d;
 
         r = ag_opendir_dup(mfd, &d);
         if (r < 0)
                 return r;
-        while ((de = readdir(d)) && seen++ < AG_GC_MAX_DIRS) {
+        while ((de = next_lane(d, root, &seen, &uid))) {
                 struct stat st;
-                uid_t uid;
 
-                if (de->d_type != DT_DIR || ag_lane_parse(de->d_name, root, &uid) < 0 || uid == 0)
-                        continue;
                 if (fstatat(mfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_uid != 0 ||
                     user_has_group(rfd, uid))
                         continue;
@@ -268,6 +279,7 @@ int ag_lane_apply(const AgHierarchy *h, int mfd, const char *root,
                   int (*policy_for)(void *userdata, uid_t uid, AgPolicy *ret), void *userdata, unsigned *ret_failed) {
         struct dirent *de;
         unsigned seen = 0, failed = 0;
+        uid_t uid;
         int n = 0, r;
         DIR *d;
 
@@ -276,15 +288,12 @@ int ag_lane_apply(const AgHierarchy *h, int mfd, const char *root,
         r = ag_opendir_dup(mfd, &d);
         if (r < 0)
                 return r;
-        while ((de = readdir(d)) && seen++ < AG_GC_MAX_DIRS) {
+        while ((de = next_lane(d, root, &seen, &uid))) {
                 _cleanup_close_ int lfd = -1;
                 struct stat st;
                 AgPolicy p;
                 AgCgValues v;
-                uid_t uid;
 
-                if (de->d_type != DT_DIR || ag_lane_parse(de->d_name, root, &uid) < 0 || uid == 0)
-                        continue;
                 if (ag_cg_open(mfd, de->d_name, &lfd) < 0 || fstat(lfd, &st) < 0 || st.st_uid != 0)
                         continue;
                 if (policy_for(userdata, uid, &p) <= 0)
